@@ -1,0 +1,79 @@
+# raymond - build, test, check, bench.
+#
+#   make          build build/raymond (installs missing Debian packages first)
+#   make test     build and run every test; ends with "N passed, N failed"
+#   make check    the same tests with AddressSanitizer and UBSan
+#   make demo     build and run the example workflow workflows/hello
+#   make bench    run the benchmarks in bench/
+
+CC      ?= cc
+BUILD   ?= build
+PKGS    := lua5.4 lua5.4-cjson yaml-0.1 libuv libzip
+SAN     ?=
+OPT     ?= -O2
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS  += -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_GNU_SOURCE $(SAN)
+LDFLAGS += $(SAN)
+
+SRCS     := $(wildcard src/*.c)
+CORE     := $(filter-out src/main.c,$(SRCS))
+OBJS     := $(SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded.o
+CORE_OBJS:= $(CORE:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded.o
+LUA_SRCS := $(wildcard lua/raymond/*.lua) $(wildcard hooks/*.lua)
+UNIT     := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps test check bench demo clean
+.DEFAULT_GOAL := all
+
+all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN)
+
+# Installs what the build needs when it is missing; a no-op otherwise.
+deps:
+	@sh tools/install-deps.sh
+
+$(BUILD)/raymond: $(OBJS)
+	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(PKG_LIBS) -lm
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)/obj
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -c -o $@ $<
+
+# The engine's Lua and the default hooks are compiled into the binary.
+$(BUILD)/gen/embedded.c: $(LUA_SRCS) tools/embed.sh | $(BUILD)/gen
+	sh tools/embed.sh $(LUA_SRCS) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c | $(BUILD)/obj
+	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
+
+# Unit tests link the core.  The atomic file test interposes the system
+# calls it makes fail.
+WRAP_test_atomicfile := -Wl,--wrap=write,--wrap=fsync,--wrap=rename,--wrap=close
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testlib.h $(CORE_OBJS) | $(BUILD)/tests
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(CORE_OBJS) \
+	    $(WRAP_test_$*) $(LDFLAGS) $(PKG_LIBS) -lm
+
+$(BUILD)/tests/luarun: tests/unit/luarun.c $(CORE_OBJS) | $(BUILD)/tests
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(CORE_OBJS) \
+	    $(LDFLAGS) $(PKG_LIBS) -lm
+
+$(BUILD)/obj $(BUILD)/gen $(BUILD)/tests:
+	mkdir -p $@
+
+test: all
+	@bash tests/run.sh $(BUILD)
+
+check:
+	@$(MAKE) --no-print-directory BUILD=build-san OPT=-O1 \
+	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+
+bench: all
+	@sh bench/run.sh $(BUILD)
+
+demo: all
+	cd workflows/hello && ../../$(BUILD)/raymond . --input "world"
+
+clean:
+	rm -rf build build-san

@@ -1,0 +1,423 @@
+-- raymond.engine: runs the agents of one run.
+--
+-- Every agent is a coroutine (raymond.go) looping: run the current state,
+-- decide the transition from its output, let hooks see it, apply it, mark
+-- the run dirty.  The host writes the state file once per loop iteration
+-- before starting any new state (see src/lua_host.h), so a state never
+-- runs before the transition that led to it is on disk.
+--
+-- The run ends when its last agent ends (completed), at the first fatal
+-- error (failed: every other running state is stopped), when a hook stops
+-- it (stopped), or on SIGINT/SIGTERM (interrupted).  Only completed is
+-- final; the others can be continued with --resume.
+
+local raymond = require("raymond")
+local console = require("raymond.console")
+local hooks = require("raymond.hooks")
+local resolve = require("raymond.resolve")
+local runstate = require("raymond.runstate")
+local transition = require("raymond.transition")
+local workspace = require("raymond.workspace")
+
+local M = {}
+
+local STDERR_LINES = 10
+
+-- ---------------------------------------------------------------- context
+
+-- One run per process; `ctx` holds what is not persisted.
+local ctx
+
+local function where(agent)
+  return string.format("%s (agent %s)",
+    console.rel(ctx.run.workflow .. "/" .. agent.state, ctx.cwd), agent.id)
+end
+
+local function resume_hint()
+  return "fix the cause, then continue with: raymond --resume " .. ctx.run.id
+end
+
+-- Record the run's first fatal error and stop every running state.
+local function fail(agent, msg, detail, hint)
+  if ctx.failed then return end
+  local text = agent and (where(agent) .. ": " .. msg) or msg
+  ctx.failed = text
+  ctx.run.status = "failed"
+  ctx.run.error = text
+  console.error(text, detail, hint or resume_hint())
+  raymond.mark_dirty()
+  raymond.stop()
+end
+
+local function save()
+  local ok, err = runstate.save(ctx.run, ctx.state_path)
+  if ok then return end
+  if not ctx.failed then
+    ctx.failed = "cannot save the run state"
+    console.error("cannot save the run state: " .. err, nil,
+      "the state file still holds the last completed transition; free the disk or fix "
+        .. "permissions, then run: raymond --resume " .. ctx.run.id)
+  end
+  raymond.stop()
+end
+
+-- The flush the host calls before starting states; it must not raise.
+local function flush()
+  local ok, err = pcall(save)
+  if not ok then
+    fail(nil, "cannot encode the run state: " .. tostring(err), nil,
+      "a hook stored a value JSON cannot hold (a function, or a sparse list) in run.data or agent.data")
+  end
+end
+
+local function log_transition(agent, from, text)
+  console.progress("[%s] %s -> %s", agent.id, from, text)
+  if ctx.debug_dir then
+    raymond.append_file(ctx.debug_dir .. "/transitions.log",
+      string.format("%s [%s] %s -> %s\n", runstate.iso(raymond.now()), agent.id, from, text))
+  end
+end
+
+-- ------------------------------------------------------------------ hooks
+
+local function event(agent, fields)
+  local ev = {
+    run_id = ctx.run.id,
+    workflow = ctx.run.workflow,
+    run = { id = ctx.run.id, data = ctx.run.data },
+  }
+  if agent then
+    ev.agent_id = agent.id
+    ev.state = agent.state
+    ev.agent = { id = agent.id, data = agent.data, state = agent.state, cwd = agent.cwd,
+                 depth = #agent.stack }
+  end
+  for k, v in pairs(fields or {}) do ev[k] = v end
+  return ev
+end
+
+-- Emit `name`; on a hook failure the run fails and nil is returned.
+local function emit(name, agent, fields)
+  local d, err = hooks.emit(ctx.hooks, name, event(agent, fields))
+  if not d then
+    fail(agent, err, nil, "fix the hook, then continue with: raymond --resume " .. ctx.run.id)
+    return nil
+  end
+  raymond.mark_dirty() -- handlers may have changed run.data or agent.data
+  return d
+end
+
+local function stop_by_hook(agent, d)
+  if ctx.stopped or ctx.failed then return end
+  ctx.stopped = d.stopReason or "a hook stopped the run"
+  ctx.run.status = "stopped"
+  ctx.run.error = string.format("stopped by %s: %s", d.by or "a hook", ctx.stopped)
+  console.progress("[%s] %s", agent.id, ctx.run.error)
+  raymond.mark_dirty()
+  raymond.stop()
+end
+
+-- A hook's {tag=, target=, ...} goes through the same checks as a tag.
+local function from_hook(t)
+  local attrs = {}
+  for k, v in pairs(t) do
+    if k ~= "tag" and k ~= "target" and k ~= "payload" then attrs[k] = tostring(v) end
+  end
+  local body = t.tag == "result" and (t.payload or "") or (t.target or "")
+  return transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } }, ctx.run.workflow)
+end
+
+-- ------------------------------------------------------------ script states
+
+local function script_env(agent, file)
+  local env = {}
+  for k, v in pairs(ctx.environ) do env[k] = v end
+  for k, v in pairs(agent.vars) do env[k] = v end
+  env.RAYMOND_WORKFLOW_ID = ctx.run.id
+  env.RAYMOND_AGENT_ID = agent.id
+  env.RAYMOND_STATE_DIR = ctx.run.workflow
+  env.RAYMOND_STATE_FILE = file
+  if agent.input then
+    env.RAYMOND_INPUT = agent.input
+    env.RAYMOND_RESULT = agent.input
+  end
+  return env
+end
+
+-- Run a script state; returns its tags, or nil and an error table
+-- {msg=, detail=, hint=}, or nil and nil when the run stopped under it.
+local function run_script(agent)
+  local file = ctx.run.workflow .. "/" .. agent.state
+  ctx.run.steps = ctx.run.steps + 1
+  local spec = {
+    argv = { "bash", file }, env = script_env(agent, file), cwd = agent.cwd,
+    timeout = ctx.run.launch.timeout, tags = true,
+  }
+  if ctx.debug_dir then
+    local base = string.format("%s/%05d_%s_%s", ctx.debug_dir, ctx.run.steps, agent.id, agent.state)
+    spec.stdout_file, spec.stderr_file = base .. ".stdout", base .. ".stderr"
+  end
+  local res = raymond.spawn(spec)
+  if res.killed and not res.timed_out then return nil, nil end
+  local stderr = console.tail(res.stderr_tail, STDERR_LINES)
+  if res.spawn_error then
+    return nil, { msg = "cannot run the script: " .. res.spawn_error }
+  end
+  if res.timed_out then
+    return nil, { msg = string.format("script produced no output for %s seconds; its process group was killed",
+      tostring(ctx.run.launch.timeout)), detail = stderr,
+      hint = "raise --timeout (0 means no limit) or make the script print progress, then: raymond --resume "
+        .. ctx.run.id }
+  end
+  if res.signal then
+    return nil, { msg = "script was killed by signal " .. res.signal, detail = stderr }
+  end
+  if res.exit ~= 0 then
+    return nil, { msg = "script exited with status " .. res.exit, detail = stderr }
+  end
+  if res.tag_error then
+    return nil, { msg = res.tag_error }
+  end
+  return res.tags
+end
+
+local function run_state(agent)
+  local kind = resolve.kind(agent.state)
+  local file = ctx.run.workflow .. "/" .. agent.state
+  if raymond.stat(file) ~= "file" then
+    return nil, { msg = "state file is missing", hint = "restore " .. file .. ", then: raymond --resume " .. ctx.run.id }
+  end
+  if kind == "script" then return run_script(agent) end
+  return nil, { msg = "markdown states run with the Claude Code CLI, which this build does not support yet",
+    hint = "write this state as a .sh script" }
+end
+
+-- ------------------------------------------------------------------ agents
+
+local agent_loop
+
+local function start_workers(parent, workers)
+  for _, w in ipairs(workers) do
+    ctx.run.agents[#ctx.run.agents + 1] = w
+    if not emit("AgentFork", w, { parent_id = parent.id }) then return end
+  end
+  for _, w in ipairs(workers) do raymond.go(agent_loop, w) end
+end
+
+local function remove_agent(agent)
+  for i, a in ipairs(ctx.run.agents) do
+    if a == agent then table.remove(ctx.run.agents, i) return end
+  end
+end
+
+local function end_run()
+  ctx.run.status = "completed"
+  raymond.mark_dirty()
+  emit("RunEnd", nil, { status = "completed", result = ctx.run.result })
+end
+
+-- Decide, let hooks weigh in, apply.  Returns true to go on.
+local function take_transition(agent, tags)
+  local from = agent.state
+  local tr, err = transition.decide(tags, ctx.run.workflow)
+  if not tr then
+    fail(agent, err)
+    return false
+  end
+  local d = emit("PreTransition", agent, { transition = tr })
+  if not d then return false end
+  if d.continue == false then
+    stop_by_hook(agent, d)
+    return false
+  end
+  if d.decision == "block" then
+    fail(agent, string.format("transition blocked by %s: %s", d.by, d.reason or "(no reason given)"))
+    return false
+  end
+  if d.transition then
+    tr, err = from_hook(d.transition)
+    if not tr then
+      fail(agent, string.format("hook %s returned an invalid transition: %s", d.by, err))
+      return false
+    end
+  end
+  local out, aerr = transition.apply(ctx.run, agent, tr)
+  if not out then
+    fail(agent, aerr)
+    return false
+  end
+  raymond.mark_dirty()
+  if out.workers then
+    local ids = {}
+    for i, w in ipairs(out.workers) do ids[i] = w.id .. " (" .. w.state .. ")" end
+    log_transition(agent, from, string.format("fork %s; continue at %s", table.concat(ids, ", "), agent.state))
+    start_workers(agent, out.workers)
+  elseif out.ended then
+    log_transition(agent, from, "result (agent done)")
+  else
+    log_transition(agent, from, transition.describe(tr))
+  end
+  if not emit("PostTransition", agent, { transition = tr, from = from }) then return false end
+  if out.ended then
+    remove_agent(agent)
+    if agent.id == "main" then ctx.run.result = out.payload end
+    if not emit("AgentExit", agent, { result = out.payload }) then return false end
+    if #ctx.run.agents == 0 then end_run() end
+    return false
+  end
+  return true
+end
+
+function agent_loop(agent)
+  while not raymond.stopping() do
+    local tags, err = run_state(agent)
+    if not tags then
+      if err then fail(agent, err.msg, err.detail, err.hint) end
+      return
+    end
+    -- A state that finished is recorded even if the run is stopping.
+    if not take_transition(agent, tags) then return end
+  end
+end
+
+-- ------------------------------------------------------------------ start
+
+local function base_environ()
+  local env = raymond.environ()
+  env.CLAUDECODE = nil
+  return env
+end
+
+local function setup(opts, ws, run)
+  ctx = {
+    ws = ws, run = run, opts = opts, cwd = opts.cwd, t0 = raymond.clock(),
+    state_path = workspace.state_path(ws, run.id), environ = base_environ(),
+  }
+  console.quiet = opts.quiet
+  if run.launch.debug then
+    ctx.debug_dir = workspace.debug_dir(ws, run.id)
+    local ok, err = raymond.mkdir_p(ctx.debug_dir)
+    if not ok then return nil, err end
+  end
+  raymond.set_max_parallel(run.launch.max_parallel or 0)
+  raymond.set_flush(flush)
+  local files, ferr = hooks.discover(run.workflow)
+  if not files then return nil, ferr end
+  local set, herr = hooks.load(files)
+  if not set then return nil, herr end
+  ctx.hooks = set
+  return true
+end
+
+local function start_agents(event_name)
+  if not emit(event_name, nil, {}) then return end
+  raymond.mark_dirty()
+  for _, a in ipairs(ctx.run.agents) do raymond.go(agent_loop, a) end
+end
+
+-- A new run.  Returns true, or nil and an error table.
+function M.start(opts)
+  local scope, entry = resolve.workflow(opts.workflow)
+  if not scope then return nil, { msg = entry } end
+  local ws = workspace.new(opts.cwd)
+  local ok, err = raymond.mkdir_p(ws.state_dir)
+  if not ok then return nil, { msg = err } end
+  local id = opts.workflow_id
+  if id then
+    ok, err = workspace.valid_id(id)
+    if not ok then return nil, { msg = err } end
+    if raymond.stat(workspace.state_path(ws, id)) then
+      return nil, { msg = "run " .. id .. " already exists",
+        hint = "choose another --workflow-id, or continue it with: raymond --resume " .. id }
+    end
+  else
+    id = workspace.new_id(ws)
+  end
+  ok, err = workspace.lock(ws, id)
+  if not ok then return nil, { msg = err } end
+  local launch = {
+    timeout = opts.timeout or 600, max_parallel = opts.max_parallel or 32,
+    debug = opts.debug ~= false, cwd = opts.cwd,
+  }
+  local run = runstate.new(id, scope, entry, launch)
+  run.agents[1] = { id = "main", state = entry, stack = {}, cwd = opts.cwd,
+                    input = opts.input, vars = {}, data = {} }
+  ok, err = setup(opts, ws, run)
+  if not ok then return nil, { msg = err } end
+  console.progress("raymond: run %s: %s (entry %s)", id, console.rel(scope, opts.cwd), entry)
+  start_agents("RunStart")
+  return true
+end
+
+-- Continue a run from its state file.
+function M.resume(opts)
+  local ws = workspace.new(opts.cwd)
+  local id = opts.resume
+  local ok, err = workspace.valid_id(id)
+  if not ok then return nil, { msg = err } end
+  local path = workspace.state_path(ws, id)
+  if not raymond.stat(path) then
+    return nil, { msg = "no run " .. id .. " in " .. ws.state_dir, hint = "list runs with: raymond --list" }
+  end
+  ok, err = workspace.lock(ws, id)
+  if not ok then return nil, { msg = err } end
+  local run, lerr = runstate.load(path)
+  if not run then
+    return nil, { msg = lerr, hint = "the file was left as it is; restore it from a backup or start a new run" }
+  end
+  if run.status == "completed" then
+    return nil, { msg = "run " .. id .. " already completed", hint = "start a new run instead" }
+  end
+  if raymond.stat(run.workflow) ~= "dir" then
+    return nil, { msg = "the workflow folder " .. run.workflow .. " of run " .. id .. " is gone" }
+  end
+  -- Options given now win over the ones the run was launched with.
+  for _, k in ipairs({ "timeout", "max_parallel" }) do
+    if opts[k] ~= nil then run.launch[k] = opts[k] end
+  end
+  if opts.debug == false then run.launch.debug = false end
+  run.status, run.error = "running", nil
+  ok, err = setup(opts, ws, run)
+  if not ok then return nil, { msg = err } end
+  local states = {}
+  for i, a in ipairs(run.agents) do states[i] = a.id .. " at " .. a.state end
+  console.progress("raymond: resuming run %s: %s", id, table.concat(states, ", "))
+  start_agents("Resume")
+  return true
+end
+
+-- Called after the loop has drained; returns the exit status.
+function M.finish(crashed, signo)
+  if not ctx then return 1 end
+  local run = ctx.run
+  local elapsed = raymond.clock() - ctx.t0
+  if crashed then
+    run.status = "failed"
+    run.error = run.error or "internal error"
+  elseif signo ~= 0 and run.status == "running" then
+    run.status = "interrupted"
+  elseif run.status == "running" and not ctx.failed then
+    -- No agent is running and none ended the run: the engine lost track.
+    run.status = "failed"
+    run.error = "internal error: agents remain but none is running"
+    console.error(run.error)
+  end
+  save()
+  if run.status == "completed" then
+    console.progress("raymond: run %s completed: %d steps in %.2fs", run.id, run.steps, elapsed)
+    console.result(run.result)
+    return 0
+  end
+  if run.status == "stopped" then
+    console.progress("raymond: run %s stopped; continue with: raymond --resume %s", run.id, run.id)
+    return 0
+  end
+  if run.status == "interrupted" then
+    raymond.stderr(string.format("raymond: run %s interrupted; continue with: raymond --resume %s\n",
+      run.id, run.id))
+    return 130
+  end
+  return 1
+end
+
+return M

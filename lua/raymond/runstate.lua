@@ -1,0 +1,118 @@
+-- raymond.runstate: the run record and its state file.
+--
+-- One JSON file per run, .raymond/state/<id>.json, replaced atomically
+-- (see src/atomicfile.h) after every transition.  It holds everything a
+-- resume needs; docs/protocol.md describes the format.  Two facts of the
+-- JSON library shape it: every number decodes as a float, so counters are
+-- turned back into integers on load; and an empty list encodes as {}, so
+-- lists are read without caring which of [] or {} they were written as.
+
+local raymond = require("raymond")
+local cjson = raymond.cjson
+
+local M = {}
+
+M.FORMAT = 1
+
+local function iso(t)
+  local sec = math.floor(t)
+  return os.date("!%Y-%m-%dT%H:%M:%S", sec) .. string.format(".%06dZ", math.floor((t - sec) * 1e6))
+end
+M.iso = iso
+
+function M.new(id, scope, entry, launch)
+  local now = iso(raymond.now())
+  return {
+    format = M.FORMAT, id = id, workflow = scope, entry = entry, status = "running",
+    created_at = now, updated_at = now, launch = launch, steps = 0,
+    agents = {}, fork_counters = {}, data = {},
+  }
+end
+
+function M.encode(run)
+  run.updated_at = iso(raymond.now())
+  return cjson.encode(run)
+end
+
+-- Type checks for a decoded record: a file that parses as JSON but is not
+-- a state file is reported as precisely as a syntax error.
+local function expect(v, ty, where)
+  if type(v) ~= ty then
+    error(string.format("%s should be a %s, found %s", where, ty, type(v)), 0)
+  end
+  return v
+end
+
+local function opt(v, ty, where)
+  if v ~= nil then expect(v, ty, where) end
+  return v
+end
+
+local function int(v, where)
+  expect(v, "number", where)
+  local i = math.tointeger(v)
+  if not i then error(where .. " should be a whole number", 0) end
+  return i
+end
+
+local function check_agent(a, i)
+  local w = "agents[" .. i .. "]"
+  expect(a, "table", w)
+  expect(a.id, "string", w .. ".id")
+  expect(a.state, "string", w .. ".state")
+  expect(a.cwd, "string", w .. ".cwd")
+  opt(a.input, "string", w .. ".input")
+  opt(a.session, "string", w .. ".session")
+  a.stack = opt(a.stack, "table", w .. ".stack") or {}
+  for j, f in ipairs(a.stack) do
+    local fw = string.format("%s.stack[%d]", w, j)
+    expect(f, "table", fw)
+    expect(f.state, "string", fw .. ".state")
+    opt(f.session, "string", fw .. ".session")
+    opt(f.cwd, "string", fw .. ".cwd")
+  end
+  a.vars = opt(a.vars, "table", w .. ".vars") or {}
+  a.data = opt(a.data, "table", w .. ".data") or {}
+end
+
+-- Decode and validate; returns the record or nil and a message.
+function M.decode(text, path)
+  local ok, run = pcall(cjson.decode, text)
+  if not ok then
+    return nil, string.format("state file %s is corrupt or truncated (%s)", path, tostring(run))
+  end
+  local vok, err = pcall(function()
+    expect(run, "table", "the top level")
+    if run.format ~= M.FORMAT then
+      error(string.format("format is %s; this raymond reads format %d", tostring(run.format), M.FORMAT), 0)
+    end
+    expect(run.id, "string", "id")
+    expect(run.workflow, "string", "workflow")
+    expect(run.status, "string", "status")
+    expect(run.launch, "table", "launch")
+    run.steps = int(run.steps, "steps")
+    expect(run.agents, "table", "agents")
+    for i, a in ipairs(run.agents) do check_agent(a, i) end
+    run.fork_counters = opt(run.fork_counters, "table", "fork_counters") or {}
+    for k, v in pairs(run.fork_counters) do run.fork_counters[k] = int(v, "fork_counters." .. k) end
+    run.data = opt(run.data, "table", "data") or {}
+    if run.launch.timeout then run.launch.timeout = tonumber(run.launch.timeout) end
+    if run.launch.max_parallel then run.launch.max_parallel = int(run.launch.max_parallel, "launch.max_parallel") end
+  end)
+  if not vok then
+    return nil, string.format("state file %s is not a valid raymond state: %s", path, err)
+  end
+  return run
+end
+
+function M.load(path)
+  local text, err = raymond.read_file(path)
+  if not text then return nil, err end
+  return M.decode(text, path)
+end
+
+function M.save(run, path)
+  return raymond.write_atomic(path, M.encode(run))
+end
+
+return M

@@ -1,0 +1,90 @@
+-- raymond.workspace: where runs live on disk.
+--
+-- The .raymond folder is found by walking up from the current directory:
+-- the first directory holding .raymond wins; the walk stops at a directory
+-- holding .git (the project root) or at /.  Without one, .raymond is made
+-- at that project root, or in the current directory outside a project.
+--
+--   .raymond/state/<id>.json    the run's state (see raymond.runstate)
+--   .raymond/state/<id>.lock    held (flock) by the process driving the run
+--   .raymond/debug/<id>/        per-step output and transitions.log
+
+local raymond = require("raymond")
+
+local M = {}
+
+function M.find_root(cwd)
+  local dir = cwd
+  while true do
+    if raymond.stat(dir .. "/.raymond") == "dir" then return dir .. "/.raymond" end
+    if raymond.stat(dir .. "/.git") or dir == "/" then break end
+    dir = dir:match("^(.*)/[^/]*$")
+    if dir == "" then dir = "/" end
+  end
+  local base = (raymond.stat(dir .. "/.git") and dir) or cwd
+  return (base == "/" and "" or base) .. "/.raymond"
+end
+
+function M.new(cwd)
+  local root = M.find_root(cwd)
+  return {
+    root = root,
+    state_dir = root .. "/state",
+    debug_root = root .. "/debug",
+  }
+end
+
+function M.state_path(ws, id) return ws.state_dir .. "/" .. id .. ".json" end
+function M.lock_path(ws, id) return ws.state_dir .. "/" .. id .. ".lock" end
+function M.debug_dir(ws, id) return ws.debug_root .. "/" .. id end
+
+function M.valid_id(id)
+  if #id == 0 or #id > 128 or not id:match("^[%w_-]+$") then
+    return nil, string.format(
+      "invalid run id '%s': use 1 to 128 letters, digits, '_' or '-'", id)
+  end
+  return true
+end
+
+-- A fresh id from the local time, with a suffix if that one is taken.
+function M.new_id(ws)
+  local t = raymond.now()
+  local base = os.date("workflow_%Y-%m-%d_%H-%M-%S", math.floor(t))
+    .. string.format("-%06d", math.floor((t % 1) * 1e6))
+  local id, n = base, 0
+  while raymond.stat(M.state_path(ws, id)) do
+    n = n + 1
+    id = base .. "_" .. n
+  end
+  return id
+end
+
+-- Take the run's lock; fails if another process drives the run.
+function M.lock(ws, id)
+  local ok, err = raymond.mkdir_p(ws.state_dir)
+  if not ok then return nil, err end
+  local path = M.lock_path(ws, id)
+  local locked, lerr, why = raymond.lock(path)
+  if locked then
+    -- We own the run now, so a write lock left by a killed process is stale.
+    raymond.clear_stale(M.state_path(ws, id))
+    return true
+  end
+  if why == "locked" then
+    return nil, string.format("run %s is being driven by another raymond process (lock %s)", id, path)
+  end
+  return nil, lerr
+end
+
+-- The ids of every run, oldest first.
+function M.list(ws)
+  local names = raymond.listdir(ws.state_dir) or {}
+  local ids = {}
+  for _, n in ipairs(names) do
+    local id = n:match("^(.+)%.json$")
+    if id then ids[#ids + 1] = id end
+  end
+  return ids
+end
+
+return M

@@ -1,0 +1,268 @@
+/*
+ * atomicfile.c - crash-safe replacement and whole-file reading of the
+ * files raymond keeps its state in (see atomicfile.h for the protocol).
+ */
+#include "atomicfile.h"
+#include "ray.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/*
+ * POSIX leaves read(2) and write(2) of more than SSIZE_MAX bytes undefined,
+ * and Linux stops short of 2 GiB anyway, so large buffers go in chunks.
+ */
+#define IO_CHUNK ((size_t)1 << 30)
+
+/* A buffer to start from when fstat cannot tell the size (pipes, /proc). */
+#define READ_START 4096
+
+/*
+ * Fill `err` with the formatted message followed by the text of the
+ * current errno, and return -errno.  errno itself is left as it was so
+ * the caller's cleanup can save and restore it.
+ */
+static int
+sys_fail(struct ray_err *err, const char *fmt, ...)
+{
+	char what[RAY_ERR_MSG];
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	ray_err_set(err, -e, "%s: %s", what, strerror(e));
+	errno = e;
+	return -e;
+}
+
+static char *
+lock_path(const char *path)
+{
+	size_t n = strlen(path);
+	char *p = xmalloc(n + sizeof(".lock"));
+
+	memcpy(p, path, n);
+	memcpy(p + n, ".lock", sizeof(".lock"));
+	return p;
+}
+
+/*
+ * The directory whose entry the rename changes: "." for a bare name, "/"
+ * for a file in the root.
+ */
+static char *
+dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return xstrdup(".");
+	if (slash == path)
+		return xstrdup("/");
+	return xstrndup(path, (size_t)(slash - path));
+}
+
+int
+ray_atomicfile_write(const char *path, const void *data, size_t len,
+    struct ray_err *err)
+{
+	const char *p = data;
+	char *lock = lock_path(path);
+	char *dir = NULL;
+	size_t off = 0, chunk;
+	ssize_t n;
+	int fd = -1, dfd = -1, created = 0, rc = 0, saved;
+
+	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		if (errno != EEXIST) {
+			rc = sys_fail(err, "cannot create '%s'", lock);
+			goto out;
+		}
+		rc = ray_err_set(err, RAY_ELOCKED, "'%s' exists: another "
+		    "raymond process is writing '%s', or one was killed while "
+		    "writing it", lock, path);
+		ray_err_hint(err, "if no other raymond process is working on "
+		    "this run, the lock is stale: remove '%s' and try again",
+		    lock);
+		goto out;
+	}
+	/* From here on a failure must not leave our lock file behind. */
+	created = 1;
+
+	while (off < len) {
+		chunk = len - off < IO_CHUNK ? len - off : IO_CHUNK;
+		n = write(fd, p + off, chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0) {
+			/*
+			 * A regular file never accepts zero bytes of a
+			 * non-empty write; retrying would spin forever.
+			 */
+			errno = EIO;
+		}
+		if (n <= 0) {
+			rc = sys_fail(err, "cannot write '%s'", lock);
+			goto out;
+		}
+		off += (size_t)n;
+	}
+
+	/* Without this the rename could reach the disk before the data. */
+	if (fsync(fd) < 0) {
+		rc = sys_fail(err, "cannot fsync '%s'", lock);
+		goto out;
+	}
+
+	/*
+	 * Some file systems (NFS, quotas) report write errors only at close,
+	 * and Linux releases the descriptor even when close fails, so it is
+	 * never retried.
+	 */
+	n = close(fd);
+	fd = -1;
+	if (n < 0) {
+		rc = sys_fail(err, "cannot close '%s'", lock);
+		goto out;
+	}
+
+	if (rename(lock, path) < 0) {
+		rc = sys_fail(err, "cannot rename '%s' to '%s'", lock, path);
+		goto out;
+	}
+	/* The lock file is now the target; there is nothing to unlink. */
+	created = 0;
+
+	/*
+	 * The new contents are in place, so failures below are reported
+	 * only because a power cut could still bring back the old file.
+	 */
+	dir = dir_of(path);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		rc = sys_fail(err, "cannot open directory '%s' after replacing "
+		    "'%s'", dir, path);
+		goto out;
+	}
+	if (fsync(dfd) < 0 && errno != EINVAL && errno != EBADF) {
+		rc = sys_fail(err, "cannot fsync directory '%s' after "
+		    "replacing '%s'", dir, path);
+		goto out;
+	}
+
+out:
+	saved = errno;
+	/*
+	 * Close errors here are not reported: the descriptor is released
+	 * either way, and the step that failed first is the one to report.
+	 * A read-only directory descriptor has nothing left to flush.
+	 */
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	if (created)
+		unlink(lock);
+	free(lock);
+	free(dir);
+	errno = saved;
+	return rc;
+}
+
+int
+ray_atomicfile_read(const char *path, char **out, size_t *len,
+    struct ray_err *err)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t cap, used = 0, chunk;
+	ssize_t n;
+	int fd, rc = 0, saved;
+
+	*out = NULL;
+	if (len != NULL)
+		*len = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = sys_fail(err, "cannot read '%s'", path);
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = sys_fail(err, "cannot read '%s'", path);
+		goto out;
+	}
+	if (st.st_size < 0 || (uintmax_t)st.st_size >= SIZE_MAX / 2) {
+		errno = EFBIG;
+		rc = sys_fail(err, "cannot read '%s'", path);
+		goto out;
+	}
+
+	/*
+	 * Size the buffer from fstat so a large file is read with one
+	 * allocation, but keep reading to end of file: the size may change
+	 * under us, and some files report 0.  One byte more than the size
+	 * lets the loop see end of file without growing the buffer.
+	 */
+	cap = st.st_size > 0 ? (size_t)st.st_size + 1 : READ_START;
+	buf = xmalloc(cap);
+	for (;;) {
+		if (used == cap) {
+			if (cap > SIZE_MAX / 2) {
+				errno = EFBIG;
+				rc = sys_fail(err, "cannot read '%s'", path);
+				goto out;
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		chunk = cap - used < IO_CHUNK ? cap - used : IO_CHUNK;
+		n = read(fd, buf + used, chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = sys_fail(err, "cannot read '%s'", path);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+
+	/* The loop grows the buffer before it is full, so this fits. */
+	buf[used] = '\0';
+	*out = buf;
+	buf = NULL;
+	if (len != NULL)
+		*len = used;
+
+out:
+	saved = errno;
+	/* Nothing was written through this descriptor; close cannot lose data. */
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	errno = saved;
+	return rc;
+}
+
+int
+ray_atomicfile_clear_stale(const char *path)
+{
+	char *lock = lock_path(path);
+	int removed = unlink(lock) == 0;
+
+	free(lock);
+	return removed;
+}

@@ -1,0 +1,41 @@
+/*
+ * atomicfile.h - replace a file so that a crash leaves the old or the new
+ * contents, never a torn mix.
+ *
+ * Protocol of ray_atomicfile_write(path, ...):
+ *
+ *	1. open "<path>.lock" with O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0644
+ *	2. write every byte (retrying short writes and EINTR)
+ *	3. fsync the lock file, then close it (close is checked)
+ *	4. rename "<path>.lock" over "<path>"
+ *	5. open the containing directory and fsync it, so the rename itself
+ *	   survives a power cut (EINVAL/EBADF from file systems that cannot
+ *	   fsync a directory are ignored)
+ *
+ * If any step fails the lock file is unlinked, "<path>" is untouched, and
+ * the function returns a negative code with `err` naming the step, the
+ * path and the system's reason.  errno is preserved across the cleanup.
+ *
+ * The O_EXCL lock keeps two writers apart: if "<path>.lock" already exists
+ * the write fails with RAY_ELOCKED and says so.  A lock left by a killed
+ * process is stale; only the owner of a run (see state.h) may remove it,
+ * with ray_atomicfile_clear_stale().
+ *
+ * ray_atomicfile_read() reads a whole file into a NUL-terminated buffer
+ * the caller owns and frees with free(3).
+ */
+#ifndef RAY_ATOMICFILE_H
+#define RAY_ATOMICFILE_H
+
+#include <stddef.h>
+
+#include "ray.h"
+
+int ray_atomicfile_write(const char *path, const void *data, size_t len,
+    struct ray_err *err);
+int ray_atomicfile_read(const char *path, char **out, size_t *len,
+    struct ray_err *err);
+/* Remove "<path>.lock" if present; returns 1 if one was removed, else 0. */
+int ray_atomicfile_clear_stale(const char *path);
+
+#endif

@@ -1,0 +1,404 @@
+/*
+ * lua_api.c - the `raymond` module's functions that do not wait: tags,
+ * files, locks, clocks and the process environment.
+ *
+ * Convention (as in Lua's io library): misuse raises; an operational
+ * failure returns nil and a message that names the path and the reason.
+ * Scheduling functions (go, spawn, sleep, ...) live in lua_sched.c.
+ */
+#include "lua_priv.h"
+#include "atomicfile.h"
+#include "embedded.h"
+#include "tagparse.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int
+fail(lua_State *L, const char *fmt, ...)
+{
+	va_list ap;
+
+	lua_pushnil(L);
+	va_start(ap, fmt);
+	lua_pushvfstring(L, fmt, ap);
+	va_end(ap);
+	return 2;
+}
+
+static int
+fail_errno(lua_State *L, const char *what, const char *path)
+{
+	int e = errno;
+
+	return fail(L, "cannot %s '%s': %s", what, path, strerror(e));
+}
+
+/* raymond.parse_tags(text) -> tags | nil, message */
+static int
+api_parse_tags(lua_State *L)
+{
+	size_t len;
+	const char *text = luaL_checklstring(L, 1, &len);
+	struct ray_tagparse *tp = ray_tagparse_new(NULL, NULL);
+	struct ray_err err;
+	int n;
+
+	if (ray_tagparse_feed(tp, text, len, &err) < 0 ||
+	    ray_tagparse_finish(tp, &err) < 0) {
+		n = fail(L, "%s", err.msg);
+	} else {
+		ray__push_tags(L, tp);
+		n = 1;
+	}
+	ray_tagparse_free(tp);
+	return n;
+}
+
+/* raymond.read_file(path) -> data | nil, message */
+static int
+api_read_file(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct ray_err err;
+	char *data;
+	size_t len;
+
+	if (ray_atomicfile_read(path, &data, &len, &err) < 0)
+		return fail(L, "%s", err.msg);
+	lua_pushlstring(L, data, len);
+	free(data);
+	return 1;
+}
+
+/* raymond.write_atomic(path, data) -> true | nil, message, code */
+static int
+api_write_atomic(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	size_t len;
+	const char *data = luaL_checklstring(L, 2, &len);
+	struct ray_err err;
+
+	if (ray_atomicfile_write(path, data, len, &err) < 0) {
+		lua_pushnil(L);
+		if (err.hint[0])
+			lua_pushfstring(L, "%s\nhint: %s", err.msg, err.hint);
+		else
+			lua_pushstring(L, err.msg);
+		lua_pushinteger(L, err.code);
+		return 3;
+	}
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* raymond.clear_stale(path) -> true if a stale "<path>.lock" was removed */
+static int
+api_clear_stale(lua_State *L)
+{
+	lua_pushboolean(L, ray_atomicfile_clear_stale(luaL_checkstring(L, 1)));
+	return 1;
+}
+
+/* raymond.append_file(path, data) -> true | nil, message */
+static int
+api_append_file(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	size_t len;
+	const char *data = luaL_checklstring(L, 2, &len);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	ssize_t w;
+
+	if (fd < 0)
+		return fail_errno(L, "open", path);
+	w = write(fd, data, len);
+	if (w < 0 || (size_t)w != len) {
+		int e = errno;
+
+		close(fd);
+		errno = w < 0 ? e : ENOSPC;
+		return fail_errno(L, "append to", path);
+	}
+	close(fd);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* raymond.stat(path) -> "file" | "dir" | "other" | nil */
+static int
+api_stat(lua_State *L)
+{
+	struct stat st;
+
+	if (stat(luaL_checkstring(L, 1), &st) != 0) {
+		lua_pushnil(L);
+		return 1;
+	}
+	if (S_ISREG(st.st_mode))
+		lua_pushliteral(L, "file");
+	else if (S_ISDIR(st.st_mode))
+		lua_pushliteral(L, "dir");
+	else
+		lua_pushliteral(L, "other");
+	return 1;
+}
+
+/* raymond.realpath(path) -> absolute path | nil, message */
+static int
+api_realpath(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	char *r = realpath(path, NULL);
+
+	if (r == NULL)
+		return fail_errno(L, "resolve", path);
+	lua_pushstring(L, r);
+	free(r);
+	return 1;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* raymond.listdir(path) -> sorted names (no . or ..) | nil, message */
+static int
+api_listdir(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i;
+
+	if (d == NULL)
+		return fail_errno(L, "list", path);
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			names = xrealloc(names, cap * sizeof(*names));
+		}
+		names[n++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		lua_pushstring(L, names[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+		free(names[i]);
+	}
+	free(names);
+	return 1;
+}
+
+/* raymond.mkdir_p(path) -> true | nil, message */
+static int
+api_mkdir_p(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	char *p = xstrdup(path), *s;
+	struct stat st;
+
+	for (s = p + 1; ; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			free(p);
+			return fail_errno(L, "create directory", path);
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	free(p);
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return fail_errno(L, "create directory", path);
+	}
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/*
+ * raymond.lock(path) -> true | nil, message, "locked"
+ *
+ * Takes an exclusive flock on `path` (created if needed) and keeps it for
+ * the life of the process.  The kernel drops it when the process dies, so
+ * a run killed with SIGKILL never leaves a lock that blocks --resume.
+ */
+static int
+api_lock(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return fail_errno(L, "open lock", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+
+		close(fd);
+		if (e == EWOULDBLOCK) {
+			lua_pushnil(L);
+			lua_pushfstring(L, "'%s' is locked", path);
+			lua_pushliteral(L, "locked");
+			return 3;
+		}
+		errno = e;
+		return fail_errno(L, "lock", path);
+	}
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* raymond.now() -> seconds since the epoch, with microseconds */
+static int
+api_now(lua_State *L)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	lua_pushnumber(L, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	return 1;
+}
+
+/* raymond.clock() -> monotonic seconds, for durations */
+static int
+api_clock(lua_State *L)
+{
+	lua_pushnumber(L, (double)uv_hrtime() / 1e9);
+	return 1;
+}
+
+static int
+api_getcwd(lua_State *L)
+{
+	char buf[PATH_MAX];
+
+	if (getcwd(buf, sizeof(buf)) == NULL)
+		return fail_errno(L, "get", "current directory");
+	lua_pushstring(L, buf);
+	return 1;
+}
+
+/* raymond.environ() -> {NAME = value, ...} of raymond's own environment */
+static int
+api_environ(lua_State *L)
+{
+	char **e;
+
+	lua_newtable(L);
+	for (e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+
+		if (eq == NULL)
+			continue;
+		lua_pushlstring(L, *e, (size_t)(eq - *e));
+		lua_pushstring(L, eq + 1);
+		lua_rawset(L, -3);
+	}
+	return 1;
+}
+
+static int
+write_stream(lua_State *L, FILE *f)
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+
+	fwrite(s, 1, len, f);
+	fflush(f);
+	return 0;
+}
+
+static int
+api_stdout(lua_State *L)
+{
+	return write_stream(L, stdout);
+}
+
+static int
+api_stderr(lua_State *L)
+{
+	return write_stream(L, stderr);
+}
+
+static int
+api_isatty(lua_State *L)
+{
+	lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
+	return 1;
+}
+
+/* raymond.embedded(prefix) -> {name = source, ...} of compiled-in files */
+static int
+api_embedded(lua_State *L)
+{
+	const char *prefix = luaL_optstring(L, 1, "");
+	size_t i, n = strlen(prefix);
+
+	lua_newtable(L);
+	for (i = 0; i < ray_embedded_count; i++) {
+		const struct ray_embedded *e = &ray_embedded_files[i];
+
+		if (strncmp(e->name, prefix, n) != 0)
+			continue;
+		lua_pushlstring(L, e->data, e->len);
+		lua_setfield(L, -2, e->name);
+	}
+	return 1;
+}
+
+static const luaL_Reg api_funcs[] = {
+	{ "parse_tags", api_parse_tags },
+	{ "read_file", api_read_file },
+	{ "write_atomic", api_write_atomic },
+	{ "clear_stale", api_clear_stale },
+	{ "append_file", api_append_file },
+	{ "stat", api_stat },
+	{ "realpath", api_realpath },
+	{ "listdir", api_listdir },
+	{ "mkdir_p", api_mkdir_p },
+	{ "lock", api_lock },
+	{ "now", api_now },
+	{ "clock", api_clock },
+	{ "getcwd", api_getcwd },
+	{ "environ", api_environ },
+	{ "stdout", api_stdout },
+	{ "stderr", api_stderr },
+	{ "isatty", api_isatty },
+	{ "embedded", api_embedded },
+	{ NULL, NULL },
+};
+
+void
+ray__api_register(lua_State *L, struct ray_host *h)
+{
+	lua_pushlightuserdata(L, h);
+	luaL_setfuncs(L, api_funcs, 1);
+	lua_pushstring(L, RAY_VERSION);
+	lua_setfield(L, -2, "version");
+}

@@ -1,0 +1,675 @@
+/*
+ * lua_sched.c - coroutines on the loop: raymond.go, raymond.spawn,
+ * raymond.sleep, state flushing and signal handling (see lua_host.h).
+ *
+ * A job is one raymond.spawn call.  Its life:
+ *
+ *	spawn() ──> QUEUED ──(prepare: flush, then a free slot)──> RUNNING
+ *	   │            │                                            │
+ *	   │            └──(stop: error or signal)──> resumed with {killed=true}
+ *	   │                                                         │
+ *	   └── the calling coroutine is suspended until ───── done ──┘
+ *	       the job resumes it with its result table
+ *
+ * The prepare handle runs once per loop iteration while there is work for
+ * it (a dirty state or a queued job) and is stopped otherwise, so an idle
+ * loop can exit.  The signal handles are unreferenced for the same reason.
+ *
+ * Signals: the first SIGINT or SIGTERM marks the run interrupted and stops
+ * it: queued jobs are resumed as killed, running ones get their process
+ * groups SIGTERMed (SIGKILLed 2 s later), and each coroutine then returns
+ * without applying a transition, so the state on disk still names the
+ * states that were running and --resume runs them again.
+ */
+#include "lua_priv.h"
+#include "proc.h"
+#include "tagparse.h"
+#include "buf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TAIL_MAX 4096
+
+struct ray_job {
+	struct ray_host *h;
+	struct ray_job *next;
+	lua_State *co;
+	int co_ref;
+	char **argv;
+	char **env;
+	char *cwd;
+	uint64_t timeout_ms;
+	int out_fd;		/* debug copy of stdout, or -1 */
+	int err_fd;		/* debug copy of stderr, or -1 */
+	struct ray_tagparse *tp;	/* NULL unless tags are wanted */
+	struct ray_err tag_err;
+	int tag_failed;
+	int print_open;		/* a <print> has text but no end yet */
+	char print_last;	/* last byte printed, for the closing newline */
+	struct ray_buf out_tail;
+	struct ray_buf err_tail;
+	char *spawn_error;
+};
+
+struct ray_host *
+ray__host_from(lua_State *L)
+{
+	return lua_touserdata(L, lua_upvalueindex(1));
+}
+
+static void schedule(struct ray_host *h);
+
+/*
+ * Resume `co` with the nargs values on its stack.  Whoever waits on a
+ * coroutine (raymond.go until the first yield, then each job or sleep)
+ * holds one registry reference to it, released here after the resume; a
+ * coroutine that yields again is referenced anew by what it waits on.  A
+ * coroutine that raises is an internal error: the engine catches its own.
+ */
+static void
+resume(struct ray_host *h, lua_State *co, int ref, int nargs)
+{
+	int nres, r;
+
+	r = lua_resume(co, h->L, nargs, &nres);
+	if (r == LUA_YIELD) {
+		lua_pop(co, nres);
+		return;
+	}
+	if (r != LUA_OK) {
+		const char *msg = lua_tostring(co, -1);
+
+		luaL_traceback(h->L, co, msg ? msg : "(no message)", 0);
+		fprintf(stderr, "raymond: internal error: %s\n",
+		    lua_tostring(h->L, -1));
+		lua_pop(h->L, 1);
+		h->crashed = 1;
+		h->stopping = 1;
+		ray_proc_kill_all();
+	}
+	luaL_unref(h->L, LUA_REGISTRYINDEX, ref);
+}
+
+/* raymond.go(fn, ...): run fn(...) as a new coroutine, now. */
+static int
+api_go(lua_State *L)
+{
+	struct ray_host *h = ray__host_from(L);
+	int n = lua_gettop(L);
+	lua_State *co;
+	int ref;
+
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	co = lua_newthread(L);
+	lua_pushvalue(L, -1);
+	ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_pop(L, 1);
+	lua_xmove(L, co, n);	/* fn and its arguments */
+	resume(h, co, ref, n - 1);
+	return 0;
+}
+
+/* ---- strings in and out of Lua tables ---------------------------------- */
+
+static char **
+strv_from_array(lua_State *L, int idx)
+{
+	size_t n = lua_rawlen(L, idx), i;
+	char **v = xcalloc(n + 1, sizeof(char *));
+
+	for (i = 0; i < n; i++) {
+		lua_rawgeti(L, idx, (lua_Integer)i + 1);
+		v[i] = xstrdup(luaL_checkstring(L, -1));
+		lua_pop(L, 1);
+	}
+	return v;
+}
+
+/* {K = V, ...} -> "K=V" list. */
+static char **
+strv_from_map(lua_State *L, int idx)
+{
+	struct ray_buf b = RAY_BUF_INIT;
+	size_t n = 0, cap = 16;
+	char **v = xcalloc(cap, sizeof(char *));
+
+	lua_pushnil(L);
+	while (lua_next(L, idx) != 0) {
+		if (lua_type(L, -2) == LUA_TSTRING) {
+			const char *key = lua_tostring(L, -2);
+
+			if (n + 2 > cap) {
+				cap *= 2;
+				v = xrealloc(v, cap * sizeof(char *));
+			}
+			/* luaL_tolstring pushes, so the key is fetched first. */
+			ray_buf_addf(&b, "%s=", key);
+			ray_buf_adds(&b, luaL_tolstring(L, -1, NULL));
+			lua_pop(L, 1);
+			v[n++] = ray_buf_detach(&b);
+		}
+		lua_pop(L, 1);
+	}
+	v[n] = NULL;
+	return v;
+}
+
+static void
+strv_free(char **v)
+{
+	char **p;
+
+	if (v == NULL)
+		return;
+	for (p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+/* ---- output handling --------------------------------------------------- */
+
+static void
+keep_tail(struct ray_buf *b, const char *data, size_t len)
+{
+	if (len >= TAIL_MAX) {
+		ray_buf_reset(b);
+		ray_buf_add(b, data + len - TAIL_MAX, TAIL_MAX);
+		return;
+	}
+	ray_buf_add(b, data, len);
+	if (b->len > 2 * TAIL_MAX)
+		ray_buf_consume(b, b->len - TAIL_MAX);
+}
+
+static void
+write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, data, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;	/* a debug copy is best effort */
+		data += w;
+		len -= (size_t)w;
+	}
+}
+
+/* <print> text goes to stdout as it arrives, one newline after each. */
+static void
+on_print(void *ud, const char *text, size_t len, int end)
+{
+	struct ray_job *j = ud;
+
+	if (end) {
+		if (j->print_open && j->print_last != '\n')
+			fputc('\n', stdout);
+		j->print_open = 0;
+		fflush(stdout);
+		return;
+	}
+	if (len == 0)
+		return;
+	fwrite(text, 1, len, stdout);
+	fflush(stdout);
+	j->print_open = 1;
+	j->print_last = text[len - 1];
+}
+
+static void
+on_out(void *ud, const char *data, size_t len)
+{
+	struct ray_job *j = ud;
+
+	if (j->out_fd >= 0)
+		write_all(j->out_fd, data, len);
+	keep_tail(&j->out_tail, data, len);
+	if (j->tp && !j->tag_failed &&
+	    ray_tagparse_feed(j->tp, data, len, &j->tag_err) < 0)
+		j->tag_failed = 1;
+}
+
+static void
+on_err(void *ud, const char *data, size_t len)
+{
+	struct ray_job *j = ud;
+
+	if (j->err_fd >= 0)
+		write_all(j->err_fd, data, len);
+	keep_tail(&j->err_tail, data, len);
+}
+
+/* ---- results ----------------------------------------------------------- */
+
+void
+ray__push_tags(lua_State *L, const struct ray_tagparse *tp)
+{
+	size_t i, k, n = ray_tagparse_count(tp);
+
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		const struct ray_tag *t = ray_tagparse_tag(tp, i);
+
+		lua_createtable(L, 0, 4);
+		lua_pushstring(L, t->name);
+		lua_setfield(L, -2, "name");
+		lua_pushlstring(L, t->body, t->body_len);
+		lua_setfield(L, -2, "body");
+		lua_pushinteger(L, (lua_Integer)t->offset);
+		lua_setfield(L, -2, "offset");
+		lua_createtable(L, 0, (int)t->nattrs);
+		for (k = 0; k < t->nattrs; k++) {
+			lua_pushstring(L, t->attrs[k].value);
+			lua_setfield(L, -2, t->attrs[k].key);
+		}
+		lua_setfield(L, -2, "attrs");
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
+static void
+push_result(lua_State *L, struct ray_job *j, const struct ray_proc_result *res)
+{
+	lua_createtable(L, 0, 10);
+	if (j->spawn_error) {
+		lua_pushstring(L, j->spawn_error);
+		lua_setfield(L, -2, "spawn_error");
+	}
+	if (res) {
+		if (res->term_signal) {
+			lua_pushinteger(L, res->term_signal);
+			lua_setfield(L, -2, "signal");
+		} else {
+			lua_pushinteger(L, res->exit_status);
+			lua_setfield(L, -2, "exit");
+		}
+		lua_pushboolean(L, res->timed_out);
+		lua_setfield(L, -2, "timed_out");
+		lua_pushboolean(L, res->killed);
+		lua_setfield(L, -2, "killed");
+		lua_pushnumber(L, (double)res->duration_ns / 1e9);
+		lua_setfield(L, -2, "duration");
+	} else if (!j->spawn_error) {
+		lua_pushboolean(L, 1);	/* stopped before it started */
+		lua_setfield(L, -2, "killed");
+	}
+	lua_pushlstring(L, ray_buf_str(&j->out_tail), j->out_tail.len);
+	lua_setfield(L, -2, "stdout_tail");
+	lua_pushlstring(L, ray_buf_str(&j->err_tail), j->err_tail.len);
+	lua_setfield(L, -2, "stderr_tail");
+	if (j->tp) {
+		if (!j->tag_failed &&
+		    ray_tagparse_finish(j->tp, &j->tag_err) < 0)
+			j->tag_failed = 1;
+		if (j->tag_failed) {
+			lua_pushstring(L, j->tag_err.msg);
+			lua_setfield(L, -2, "tag_error");
+		} else {
+			ray__push_tags(L, j->tp);
+			lua_setfield(L, -2, "tags");
+		}
+	}
+}
+
+static void
+job_free(struct ray_job *j)
+{
+	strv_free(j->argv);
+	strv_free(j->env);
+	free(j->cwd);
+	if (j->out_fd >= 0)
+		close(j->out_fd);
+	if (j->err_fd >= 0)
+		close(j->err_fd);
+	if (j->tp)
+		ray_tagparse_free(j->tp);
+	ray_buf_release(&j->out_tail);
+	ray_buf_release(&j->err_tail);
+	free(j->spawn_error);
+	free(j);
+}
+
+/* Resume the job's coroutine with its result, then free the job. */
+static void
+job_complete(struct ray_job *j, const struct ray_proc_result *res)
+{
+	struct ray_host *h = j->h;
+
+	if (j->print_open)
+		on_print(j, "", 0, 1);
+	push_result(j->co, j, res);
+	resume(h, j->co, j->co_ref, 1);
+	job_free(j);
+}
+
+static void
+on_done(void *ud, const struct ray_proc_result *res)
+{
+	struct ray_job *j = ud;
+	struct ray_host *h = j->h;
+
+	h->running--;
+	job_complete(j, res);
+	schedule(h);
+}
+
+static const struct ray_proc_ops job_ops = { on_out, on_err, on_done };
+
+static void
+launch(struct ray_host *h, struct ray_job *j)
+{
+	struct ray_proc_opts o;
+	struct ray_proc *p;
+	struct ray_err err;
+
+	o.argv = j->argv;
+	o.env = j->env;
+	o.cwd = j->cwd;
+	o.timeout_ms = j->timeout_ms;
+	if (ray_proc_spawn(h->loop, &o, &job_ops, j, &p, &err) < 0) {
+		j->spawn_error = xstrdup(err.msg);
+		job_complete(j, NULL);
+		return;
+	}
+	h->running++;
+}
+
+/* Call the engine's flush function; a failure stops the run. */
+static void
+flush(struct ray_host *h)
+{
+	lua_State *L = h->L;
+
+	h->dirty = 0;
+	if (h->flush_ref == LUA_NOREF)
+		return;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, h->flush_ref);
+	if (ray__pcall(L, 0, 0) != LUA_OK) {
+		fprintf(stderr, "raymond: internal error: %s\n", lua_tostring(L, -1));
+		lua_pop(L, 1);
+		h->crashed = 1;
+		h->stopping = 1;
+		ray_proc_kill_all();
+	}
+}
+
+static void
+stop_queue(struct ray_host *h)
+{
+	while (h->queue_head) {
+		struct ray_job *j = h->queue_head;
+
+		h->queue_head = j->next;
+		if (h->queue_head == NULL)
+			h->queue_tail = NULL;
+		job_complete(j, NULL);
+	}
+}
+
+static void
+on_prepare(uv_prepare_t *ph)
+{
+	struct ray_host *h = ph->data;
+
+	if (h->dirty)
+		flush(h);
+	if (h->stopping)
+		stop_queue(h);
+	while (h->queue_head && !h->stopping &&
+	    (h->max_parallel <= 0 || h->running < h->max_parallel)) {
+		struct ray_job *j = h->queue_head;
+
+		h->queue_head = j->next;
+		if (h->queue_head == NULL)
+			h->queue_tail = NULL;
+		launch(h, j);
+		/* A job that failed to start may have queued or dirtied more. */
+		if (h->dirty)
+			flush(h);
+	}
+	if (h->stopping)
+		stop_queue(h);
+	if (!h->dirty && (h->queue_head == NULL ||
+	    (h->max_parallel > 0 && h->running >= h->max_parallel)))
+		uv_prepare_stop(ph);
+}
+
+static void
+schedule(struct ray_host *h)
+{
+	if (h->dirty || h->queue_head)
+		uv_prepare_start(&h->prepare, on_prepare);
+}
+
+/* ---- raymond.spawn ----------------------------------------------------- */
+
+static int
+open_append(lua_State *L, int idx, const char *field)
+{
+	const char *path;
+	int fd;
+
+	lua_getfield(L, idx, field);
+	path = lua_tostring(L, -1);
+	fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+	lua_pop(L, 1);
+	return fd;
+}
+
+/*
+ * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, stdout_file=,
+ * stderr_file=} runs a command and returns its result table when it ends.
+ * Must be called from a coroutine started by raymond.go.
+ */
+static int
+api_spawn(lua_State *L)
+{
+	struct ray_host *h = ray__host_from(L);
+	struct ray_job *j;
+	double timeout;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	if (!lua_isyieldable(L))
+		return luaL_error(L, "raymond.spawn must run inside raymond.go");
+	j = xcalloc(1, sizeof(*j));
+	j->h = h;
+	j->out_fd = j->err_fd = -1;
+	lua_getfield(L, 1, "argv");
+	luaL_checktype(L, -1, LUA_TTABLE);
+	j->argv = strv_from_array(L, lua_gettop(L));
+	lua_pop(L, 1);
+	if (j->argv[0] == NULL) {
+		job_free(j);
+		return luaL_error(L, "raymond.spawn: empty argv");
+	}
+	lua_getfield(L, 1, "env");
+	if (lua_istable(L, -1))
+		j->env = strv_from_map(L, lua_gettop(L));
+	lua_pop(L, 1);
+	lua_getfield(L, 1, "cwd");
+	if (lua_isstring(L, -1))
+		j->cwd = xstrdup(lua_tostring(L, -1));
+	lua_pop(L, 1);
+	lua_getfield(L, 1, "timeout");
+	timeout = lua_tonumber(L, -1);
+	j->timeout_ms = timeout > 0 ? (uint64_t)(timeout * 1000) : 0;
+	lua_pop(L, 1);
+	lua_getfield(L, 1, "tags");
+	if (lua_toboolean(L, -1))
+		j->tp = ray_tagparse_new(on_print, j);
+	lua_pop(L, 1);
+	j->out_fd = open_append(L, 1, "stdout_file");
+	j->err_fd = open_append(L, 1, "stderr_file");
+
+	j->co = L;
+	lua_pushthread(L);
+	j->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	if (h->queue_tail)
+		h->queue_tail->next = j;
+	else
+		h->queue_head = j;
+	h->queue_tail = j;
+	schedule(h);
+	return lua_yield(L, 0);
+}
+
+/* ---- raymond.sleep ----------------------------------------------------- */
+
+struct sleeper {
+	uv_timer_t timer;
+	struct ray_host *h;
+	lua_State *co;
+	int ref;
+};
+
+static void
+on_sleeper_close(uv_handle_t *t)
+{
+	free(t->data);
+}
+
+static void
+on_sleep(uv_timer_t *t)
+{
+	struct sleeper *s = t->data;
+	struct ray_host *h = s->h;
+
+	h->sleepers--;
+	lua_pushboolean(s->co, !h->stopping);
+	uv_close((uv_handle_t *)t, on_sleeper_close);
+	resume(h, s->co, s->ref, 1);
+}
+
+/* raymond.sleep(seconds) -> true, or false if the run is stopping. */
+static int
+api_sleep(lua_State *L)
+{
+	struct ray_host *h = ray__host_from(L);
+	double sec = luaL_checknumber(L, 1);
+	struct sleeper *s;
+
+	if (!lua_isyieldable(L))
+		return luaL_error(L, "raymond.sleep must run inside raymond.go");
+	s = xcalloc(1, sizeof(*s));
+	s->h = h;
+	s->co = L;
+	lua_pushthread(L);
+	s->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	uv_timer_init(h->loop, &s->timer);
+	s->timer.data = s;
+	uv_timer_start(&s->timer, on_sleep, sec > 0 ? (uint64_t)(sec * 1000) : 0, 0);
+	h->sleepers++;
+	return lua_yield(L, 0);
+}
+
+/* ---- flushing, limits, stopping ---------------------------------------- */
+
+static int
+api_set_flush(lua_State *L)
+{
+	struct ray_host *h = ray__host_from(L);
+
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	luaL_unref(L, LUA_REGISTRYINDEX, h->flush_ref);
+	lua_pushvalue(L, 1);
+	h->flush_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	return 0;
+}
+
+static int
+api_mark_dirty(lua_State *L)
+{
+	struct ray_host *h = ray__host_from(L);
+
+	h->dirty = 1;
+	schedule(h);
+	return 0;
+}
+
+static int
+api_set_max_parallel(lua_State *L)
+{
+	struct ray_host *h = ray__host_from(L);
+
+	h->max_parallel = (int)luaL_checkinteger(L, 1);
+	return 0;
+}
+
+static void
+stop_run(struct ray_host *h)
+{
+	h->stopping = 1;
+	ray_proc_kill_all();
+	uv_prepare_start(&h->prepare, on_prepare);
+}
+
+/* raymond.stop(): start no more children and end the running ones. */
+static int
+api_stop(lua_State *L)
+{
+	stop_run(ray__host_from(L));
+	return 0;
+}
+
+/* raymond.stopping() -> signal number, true (error), or false. */
+static int
+api_stopping(lua_State *L)
+{
+	struct ray_host *h = ray__host_from(L);
+
+	if (h->interrupted)
+		lua_pushinteger(L, h->interrupted);
+	else
+		lua_pushboolean(L, h->stopping);
+	return 1;
+}
+
+static void
+on_signal(uv_signal_t *s, int signo)
+{
+	struct ray_host *h = s->data;
+
+	if (!h->interrupted) {
+		h->interrupted = signo;
+		fprintf(stderr, "\nraymond: %s received; stopping running states "
+		    "(the run stays resumable)\n",
+		    signo == SIGINT ? "interrupt" : "termination request");
+	}
+	stop_run(h);
+}
+
+static const luaL_Reg sched_funcs[] = {
+	{ "go", api_go },
+	{ "spawn", api_spawn },
+	{ "sleep", api_sleep },
+	{ "set_flush", api_set_flush },
+	{ "mark_dirty", api_mark_dirty },
+	{ "set_max_parallel", api_set_max_parallel },
+	{ "stop", api_stop },
+	{ "stopping", api_stopping },
+	{ NULL, NULL },
+};
+
+void
+ray__sched_register(lua_State *L, struct ray_host *h)
+{
+	uv_prepare_init(h->loop, &h->prepare);
+	h->prepare.data = h;
+	uv_signal_init(h->loop, &h->sigint);
+	uv_signal_init(h->loop, &h->sigterm);
+	h->sigint.data = h->sigterm.data = h;
+	uv_signal_start(&h->sigint, on_signal, SIGINT);
+	uv_signal_start(&h->sigterm, on_signal, SIGTERM);
+	uv_unref((uv_handle_t *)&h->sigint);
+	uv_unref((uv_handle_t *)&h->sigterm);
+	lua_pushlightuserdata(L, h);
+	luaL_setfuncs(L, sched_funcs, 1);
+}

@@ -1,0 +1,73 @@
+/*
+ * proc.h - child processes on the libuv loop.
+ *
+ * A ray_proc runs one command with stdin from /dev/null and stdout/stderr
+ * read through pipes as the bytes arrive.  The child gets a process group
+ * of its own (UV_PROCESS_DETACHED makes it call setsid), so a kill reaches
+ * the command and everything it started, and a Ctrl-C in the terminal
+ * reaches only raymond, which forwards it.
+ *
+ * Calling sequence:
+ *
+ *	ray_proc_spawn(loop, &opts, &ops, ud, &proc, &err);
+ *	... ops.out / ops.err called with each chunk of output ...
+ *	... ray_proc_kill(proc) at any time, any number of times ...
+ *	ops.done(ud, &result)   exactly once, then the proc frees itself
+ *
+ * done is called after the command has exited and both pipes reached end
+ * of file, or 2 seconds after exit if a background process it left behind
+ * still holds a pipe open (that process is left running, detached from
+ * raymond).  Inactivity: with opts.timeout_ms > 0, a command that writes
+ * nothing on either pipe for that long has its group sent SIGTERM, and
+ * SIGKILL 2 seconds later if it is still there; result.timed_out is set.
+ *
+ * Errors: ray_proc_spawn returns a negative libuv code and fills `err`
+ * when the command cannot be started; done is then never called.
+ *
+ * Ownership: opts and its strings are copied by libuv during the call, so
+ * they are borrowed only for its duration.  The chunks passed to out/err
+ * are valid only during the callback.  The proc pointer is valid until
+ * done returns.
+ */
+#ifndef RAY_PROC_H
+#define RAY_PROC_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "ray.h"
+
+struct ray_proc;
+
+struct ray_proc_opts {
+	char **argv;		/* argv[0] is looked up on PATH */
+	char **env;		/* NULL-terminated "K=V" list */
+	const char *cwd;	/* NULL: raymond's own */
+	uint64_t timeout_ms;	/* inactivity limit, 0: none */
+};
+
+struct ray_proc_result {
+	int64_t exit_status;	/* valid when term_signal == 0 */
+	int term_signal;	/* signal that ended the command, or 0 */
+	int timed_out;		/* the inactivity limit killed it */
+	int killed;		/* ray_proc_kill or ray_proc_kill_all ended it */
+	uint64_t duration_ns;
+};
+
+struct ray_proc_ops {
+	void (*out)(void *ud, const char *data, size_t len);
+	void (*err)(void *ud, const char *data, size_t len);
+	void (*done)(void *ud, const struct ray_proc_result *res);
+};
+
+int ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
+    const struct ray_proc_ops *ops, void *ud, struct ray_proc **out,
+    struct ray_err *err);
+/* SIGTERM the command's group now, SIGKILL it 2 seconds later. */
+void ray_proc_kill(struct ray_proc *p);
+/* ray_proc_kill every live proc; returns how many there were. */
+int ray_proc_kill_all(void);
+/* The number of procs whose done has not been called yet. */
+int ray_proc_live(void);
+
+#endif

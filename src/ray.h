@@ -1,0 +1,54 @@
+/*
+ * ray.h - definitions shared by every module of the raymond core.
+ *
+ * Error contract used throughout src/: a function returns 0 on success and
+ * a negative code on failure, either -errno or one of the RAY_E* codes
+ * below.  A function whose failure the user must read also takes a
+ * `struct ray_err *`; it fills it with one line saying what failed and
+ * where, and optionally a hint saying how to fix it.  Callers that do not
+ * care may pass NULL.
+ *
+ * Memory exhaustion is not an error a caller can handle: the x*alloc
+ * helpers print a message and exit, so their results are never NULL.
+ */
+#ifndef RAY_H
+#define RAY_H
+
+#include <stddef.h>
+
+#define RAY_VERSION "0.1.0"
+
+enum {
+	RAY_EINVAL = -1001,	/* malformed input (tag, YAML, state file) */
+	RAY_ENOTFOUND = -1002,	/* a named thing does not exist */
+	RAY_ELOCKED = -1003,	/* another process holds the lock */
+	RAY_ETOOBIG = -1004,	/* input exceeds a documented limit */
+	RAY_EIO = -1005,	/* an I/O step failed; errno text in the message */
+	RAY_ELUA = -1006,	/* a Lua error; message holds file:line */
+};
+
+#define RAY_ERR_MSG 1024
+
+struct ray_err {
+	int code;
+	char msg[RAY_ERR_MSG];
+	char hint[RAY_ERR_MSG];
+};
+
+/* Fill `err` (if not NULL) with a formatted message; returns `code`. */
+int ray_err_set(struct ray_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Set the hint line of `err` (if not NULL). */
+void ray_err_hint(struct ray_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED(x) ((void)(x))
+
+#endif

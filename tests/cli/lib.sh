@@ -1,0 +1,60 @@
+# tests/cli/lib.sh - helpers for the CLI tests (sourced by tests/cli/t*.sh).
+#
+#   . "$(dirname "$0")/lib.sh"
+#   test_expect_success 'title' '
+#       state START.sh <<-\EOS &&
+#       echo "<result>ok</result>"
+#       EOS
+#       raymond wf >out &&
+#       grep -x ok out
+#   '
+#   test_done
+#
+# Each test runs in a fresh directory with `set -e`; `raymond` runs the
+# binary under test ($RAYMOND).  A failing test prints its output.
+
+: "${RAYMOND:?RAYMOND must name the binary under test}"
+TEST_NAME=$(basename "$0" .sh)
+TEST_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/raymond-$TEST_NAME.XXXXXX")
+trap 'rm -rf "$TEST_ROOT"' EXIT
+test_count=0
+test_failed=0
+
+raymond() { "$RAYMOND" "$@"; }
+
+# state NAME: write workflow state wf/NAME from stdin.
+state() { mkdir -p wf && cat >"wf/$1"; }
+
+# expect_status CODE CMD...: run CMD and require exit status CODE.
+expect_status() {
+	want=$1; shift
+	set +e; "$@"; got=$?; set -e
+	if [ "$got" != "$want" ]; then
+		echo "expected exit status $want, got $got: $*"
+		return 1
+	fi
+}
+
+# The id of the only run in this test directory.
+run_id() { ls .raymond/state | sed -n 's/\.json$//p' | head -1; }
+
+# The only run's state file.
+state_file() { echo ".raymond/state/$(run_id).json"; }
+
+test_expect_success() {
+	title=$1 body=$2
+	test_count=$((test_count + 1))
+	dir="$TEST_ROOT/$test_count"
+	mkdir -p "$dir"
+	if (cd "$dir" && set -e && eval "$body") >"$dir.log" 2>&1; then
+		echo "PASS $TEST_NAME: $title"
+	else
+		echo "FAIL $TEST_NAME: $title"
+		sed 's/^/    /' "$dir.log"
+		test_failed=$((test_failed + 1))
+	fi
+}
+
+test_done() {
+	[ "$test_failed" -eq 0 ]
+}

@@ -1,0 +1,46 @@
+-- raymond.testing: a small harness for the Lua tests under tests/lua.
+--
+--   local T = require("raymond.testing")
+--   T.test("name", function() T.eq(actual, expected) end)
+--
+-- Each test prints "PASS name" or "FAIL name: message"; finish() (called
+-- by tests/unit/luarun.c after the loop drains) returns 1 if any failed.
+
+local M = {}
+
+local failed = 0
+
+local function show(v)
+  if type(v) == "string" then return string.format("%q", v) end
+  return tostring(v)
+end
+
+function M.eq(a, b, what)
+  if a ~= b then
+    error(string.format("%s: got %s, expected %s", what or "value", show(a), show(b)), 2)
+  end
+end
+
+-- err is expected to be a string containing `pattern` (plain text).
+function M.has(err, pattern, what)
+  if type(err) ~= "string" or not err:find(pattern, 1, true) then
+    error(string.format("%s: %s does not contain %q", what or "message", show(err), pattern), 2)
+  end
+end
+
+function M.test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    print("PASS " .. name)
+  else
+    failed = failed + 1
+    print("FAIL " .. name .. ": " .. tostring(err):gsub("\n", "\n    "))
+  end
+end
+
+function M.finish(crashed)
+  if crashed then return 1 end
+  return failed > 0 and 1 or 0
+end
+
+return M

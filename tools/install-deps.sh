@@ -1,0 +1,33 @@
+#!/bin/sh
+# Install the Debian packages the build needs, if any is missing.
+# Safe to run repeatedly: when everything is present it prints nothing.
+set -e
+
+need=""
+pkg-config --version >/dev/null 2>&1 || need="$need pkg-config"
+for spec in lua5.4:liblua5.4-dev lua5.4-cjson:lua-cjson-dev yaml-0.1:libyaml-dev \
+	    libuv:libuv1-dev libzip:libzip-dev; do
+	pc=${spec%%:*}
+	deb=${spec#*:}
+	pkg-config --exists "$pc" 2>/dev/null || need="$need $deb"
+done
+command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
+command -v make >/dev/null 2>&1 || need="$need make"
+command -v bash >/dev/null 2>&1 || need="$need bash"
+
+[ -n "$need" ] || exit 0
+
+echo "raymond: installing missing build packages:$need" >&2
+if [ "$(id -u)" = 0 ]; then
+	sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+	sudo="sudo"
+else
+	echo "raymond: error: packages missing:$need" >&2
+	echo "hint: run as root: apt-get install -y$need" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $need >/dev/null
