@@ -20,6 +20,8 @@ trap 'rm -rf "$TEST_ROOT"' EXIT
 test_count=0
 test_failed=0
 
+# A function, so `raymond ... &` puts a subshell in the background: use
+# "$RAYMOND" directly when the test needs the pid of raymond itself.
 raymond() { "$RAYMOND" "$@"; }
 
 # state NAME: write workflow state wf/NAME from stdin.

@@ -1,0 +1,89 @@
+#!/bin/bash
+# kill -9 at random moments of a 200-step chain, then --resume.
+#
+# Each step appends "start N" and "end N" to a log; N travels in the
+# input= attribute.  After every kill the state file must name a step K
+# such that no step after K ever started (the transition into a state is
+# on disk before the state runs), and after --resume every step 1..200
+# has run, the run ended at 200, and only K ran twice.
+. "$(dirname "$0")/lib.sh"
+
+TRIALS=${CRASH_TRIALS:-20}
+
+make_chain() {
+	state STEP.sh <<-\EOS
+	n=$RAYMOND_INPUT
+	echo "start $n" >>"$CHAIN_LOG"
+	sleep 0.002
+	echo "end $n" >>"$CHAIN_LOG"
+	if [ "$n" -ge 200 ]; then
+		echo "<result>finished at $n</result>"
+	else
+		echo "<goto input=\"$((n + 1))\">STEP</goto>"
+	fi
+	EOS
+}
+
+# The step the state file says main is at (its pending input).
+state_step() {
+	grep -o '"input":"[0-9]*"' "$(state_file)" | grep -o '[0-9]*'
+}
+
+started_max() {
+	sed -n 's/^start //p' "$CHAIN_LOG" | sort -n | tail -1
+}
+
+check_trial() {
+	seed=$1
+	rm -rf .raymond "$CHAIN_LOG"
+	RANDOM=$seed
+	delay=$(printf '0.%03d' $((RANDOM % 900 + 20)))
+	"$RAYMOND" wf/STEP.sh --input 1 --quiet --no-debug >/dev/null 2>&1 &
+	pid=$!
+	sleep "$delay"
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	sleep 0.1 # let an orphaned step finish its log lines
+	raymond --status "$(run_id)" >/dev/null || { echo "state unreadable after kill"; return 1; }
+	if grep -q '"status":"completed"' "$(state_file)"; then
+		echo "trial $seed: kill came after the end"
+		return 0
+	fi
+	k=$(state_step)
+	m=$(started_max)
+	m=${m:-0}
+	if [ "$m" -gt "$k" ]; then
+		echo "trial $seed: step $m started but the state file is at $k"
+		return 1
+	fi
+	raymond --resume "$(run_id)" --quiet --no-debug >out
+	test "$(cat out)" = "finished at 200"
+	grep -q '"status":"completed"' "$(state_file)"
+	for i in $(seq 1 200); do
+		c=$(grep -cx "start $i" "$CHAIN_LOG" || true)
+		if [ "$c" -lt 1 ]; then echo "trial $seed: step $i never ran"; return 1; fi
+		if [ "$c" -gt 1 ] && [ "$i" -ne "$k" ]; then
+			echo "trial $seed: step $i ran $c times, but the kill fell in step $k"
+			return 1
+		fi
+		if [ "$c" -gt 2 ]; then echo "trial $seed: step $i ran $c times"; return 1; fi
+	done
+	echo "trial $seed: killed after ${delay}s at step $k; resumed to 200"
+}
+
+test_expect_success 'an uninterrupted chain runs 200 steps once each' '
+	make_chain &&
+	export CHAIN_LOG=$PWD/chain.log &&
+	raymond wf/STEP.sh --input 1 --quiet --no-debug >out &&
+	test "$(cat out)" = "finished at 200" &&
+	test "$(grep -c "^start" chain.log)" = 200 &&
+	test "$(sort -u chain.log | wc -l)" = 400
+'
+
+test_expect_success "kill -9 at $TRIALS random moments, then --resume, loses and repeats nothing" '
+	make_chain &&
+	export CHAIN_LOG=$PWD/chain.log &&
+	for t in $(seq 1 $TRIALS); do check_trial $((t * 7919)) || exit 1; done
+'
+
+test_done
