@@ -164,8 +164,8 @@ local function run_script(agent)
     return nil, { msg = "cannot run the script: " .. res.spawn_error }
   end
   if res.timed_out then
-    return nil, { msg = string.format("script produced no output for %s seconds; its process group was killed",
-      tostring(ctx.run.launch.timeout)), detail = stderr,
+    return nil, { msg = string.format("script produced no output for %g seconds; its process group was killed",
+      ctx.run.launch.timeout), detail = stderr,
       hint = "raise --timeout (0 means no limit) or make the script print progress, then: raymond --resume "
         .. ctx.run.id }
   end

@@ -21,7 +21,8 @@ test_count=0
 test_failed=0
 
 # A function, so `raymond ... &` puts a subshell in the background: use
-# "$RAYMOND" directly when the test needs the pid of raymond itself.
+# "$RAYMOND" directly when the test needs the pid of raymond itself, on a
+# line of its own (`a && "$RAYMOND" wf &` backgrounds the whole list).
 raymond() { "$RAYMOND" "$@"; }
 
 # state NAME: write workflow state wf/NAME from stdin.
