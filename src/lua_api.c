@@ -9,6 +9,7 @@
 #include "lua_priv.h"
 #include "atomicfile.h"
 #include "embedded.h"
+#include "json.h"
 #include "tagparse.h"
 
 #include <dirent.h>
@@ -65,6 +66,23 @@ api_parse_tags(lua_State *L)
 	}
 	ray_tagparse_free(tp);
 	return n;
+}
+
+/* raymond.json_encode(value) -> text | nil, message (see json.h) */
+static int
+api_json_encode(lua_State *L)
+{
+	struct ray_buf b = RAY_BUF_INIT;
+	struct ray_err err;
+
+	luaL_checkany(L, 1);
+	if (ray_json_encode(L, 1, &b, &err) < 0) {
+		ray_buf_release(&b);
+		return fail(L, "%s", err.msg);
+	}
+	lua_pushlstring(L, ray_buf_str(&b), b.len);
+	ray_buf_release(&b);
+	return 1;
 }
 
 /* raymond.read_file(path) -> data | nil, message */
@@ -374,6 +392,7 @@ api_embedded(lua_State *L)
 
 static const luaL_Reg api_funcs[] = {
 	{ "parse_tags", api_parse_tags },
+	{ "json_encode", api_json_encode },
 	{ "read_file", api_read_file },
 	{ "write_atomic", api_write_atomic },
 	{ "clear_stale", api_clear_stale },

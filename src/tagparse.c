@@ -39,7 +39,10 @@ static const char *const tag_names[] = {
  */
 #define NAME_ROOM 32
 
-/* Print text is passed on in pieces of about this size at most. */
+/*
+ * Print text is gathered and passed on at the end of each feed, or sooner
+ * once this much is waiting, so a huge chunk does not pile up in memory.
+ */
 #define PRINT_FLUSH 65536
 
 static const char malformed_hint[] =

@@ -54,9 +54,13 @@ local function save()
   if ok then return end
   if not ctx.failed then
     ctx.failed = "cannot save the run state"
-    console.error("cannot save the run state: " .. err, nil,
-      "the state file still holds the last completed transition; free the disk or fix "
-        .. "permissions, then run: raymond --resume " .. ctx.run.id)
+    local hint = "the state file still holds the last completed transition; free the disk or fix "
+      .. "permissions, then run: raymond --resume " .. ctx.run.id
+    if err:find("cannot encode", 1, true) then
+      hint = "a hook stored a value JSON cannot hold in run.data or agent.data; fix the hook, "
+        .. "then run: raymond --resume " .. ctx.run.id
+    end
+    console.error("cannot save the run state: " .. err, nil, hint)
   end
   raymond.stop()
 end
@@ -64,10 +68,7 @@ end
 -- The flush the host calls before starting states; it must not raise.
 local function flush()
   local ok, err = pcall(save)
-  if not ok then
-    fail(nil, "cannot encode the run state: " .. tostring(err), nil,
-      "a hook stored a value JSON cannot hold (a function, or a sparse list) in run.data or agent.data")
-  end
+  if not ok then fail(nil, "cannot save the run state: " .. tostring(err)) end
 end
 
 local function log_transition(agent, from, text)

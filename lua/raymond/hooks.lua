@@ -49,7 +49,7 @@ local function safe_base()
     write_atomic = raymond.write_atomic,
     now = raymond.now,
     sleep = raymond.sleep,
-    json = { encode = raymond.cjson.encode, decode = raymond.cjson.decode },
+    json = { encode = raymond.json_encode, decode = raymond.cjson.decode },
     log = function(...) base.print(...) end,
   }
   -- load is allowed for text only, in the caller's environment by default.

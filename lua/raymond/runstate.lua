@@ -2,10 +2,11 @@
 --
 -- One JSON file per run, .raymond/state/<id>.json, replaced atomically
 -- (see src/atomicfile.h) after every transition.  It holds everything a
--- resume needs; docs/protocol.md describes the format.  Two facts of the
--- JSON library shape it: every number decodes as a float, so counters are
--- turned back into integers on load; and an empty list encodes as {}, so
--- lists are read without caring which of [] or {} they were written as.
+-- resume needs; docs/protocol.md describes the format.  It is written by
+-- raymond.json_encode (exact numbers, sorted keys, see src/json.h) and
+-- read by cjson, which decodes every number as a float: whole numbers are
+-- turned back into integers on load, and an empty list, written as {},
+-- is read as the empty table it is.
 
 local raymond = require("raymond")
 local cjson = raymond.cjson
@@ -29,9 +30,24 @@ function M.new(id, scope, entry, launch)
   }
 end
 
+-- Returns the text, or nil and a message naming the value JSON cannot hold.
 function M.encode(run)
   run.updated_at = iso(raymond.now())
-  return cjson.encode(run)
+  return raymond.json_encode(run)
+end
+
+-- cjson decodes 3 as 3.0; whole numbers in hook data become integers again.
+local function integers(t, seen)
+  seen = seen or {}
+  if seen[t] then return end
+  seen[t] = true
+  for k, v in pairs(t) do
+    if type(v) == "number" then
+      t[k] = math.tointeger(v) or v
+    elseif type(v) == "table" then
+      integers(v, seen)
+    end
+  end
 end
 
 -- Type checks for a decoded record: a file that parses as JSON but is not
@@ -96,6 +112,9 @@ function M.decode(text, path)
     run.fork_counters = opt(run.fork_counters, "table", "fork_counters") or {}
     for k, v in pairs(run.fork_counters) do run.fork_counters[k] = int(v, "fork_counters." .. k) end
     run.data = opt(run.data, "table", "data") or {}
+    run.format = math.tointeger(run.format)
+    integers(run.data)
+    for _, a in ipairs(run.agents) do integers(a.data) end
     if run.launch.timeout then run.launch.timeout = tonumber(run.launch.timeout) end
     if run.launch.max_parallel then run.launch.max_parallel = int(run.launch.max_parallel, "launch.max_parallel") end
   end)
@@ -112,7 +131,9 @@ function M.load(path)
 end
 
 function M.save(run, path)
-  return raymond.write_atomic(path, M.encode(run))
+  local text, err = M.encode(run)
+  if not text then return nil, "cannot encode the run state: " .. err end
+  return raymond.write_atomic(path, text)
 end
 
 return M

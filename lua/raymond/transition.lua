@@ -189,6 +189,24 @@ end
 -- Apply `tr` to `agent` in `run`.  Returns a summary for logs:
 -- { workers = {ids...}, ended = bool } or nil and a message.
 function M.apply(run, agent, tr)
+  -- Every check that can fail comes before the first change, so a failed
+  -- transition leaves the agent as it was and --resume runs it again.
+  local cwds = {}
+  if tr.tag == "reset" and tr.cd then
+    local cwd, err = resolve_cd(agent.cwd, tr.cd)
+    if not cwd then return nil, err end
+    cwds[1] = cwd
+  elseif tr.tag == "fork" then
+    for i, f in ipairs(tr.forks) do
+      local cwd, err = agent.cwd, nil
+      if f.cd then cwd, err = resolve_cd(agent.cwd, f.cd) end
+      if not cwd then return nil, err end
+      cwds[i] = cwd
+    end
+  elseif not (tr.tag == "goto" or tr.tag == "reset" or tr.tag == "call"
+              or tr.tag == "function" or tr.tag == "result") then
+    return nil, "cannot apply unknown transition '" .. tostring(tr.tag) .. "'"
+  end
   local out = {}
   agent.input = nil
   agent.branch = nil
@@ -196,11 +214,7 @@ function M.apply(run, agent, tr)
     agent.state = tr.target
     agent.input = tr.input
   elseif tr.tag == "reset" then
-    if tr.cd then
-      local cwd, err = resolve_cd(agent.cwd, tr.cd)
-      if not cwd then return nil, err end
-      agent.cwd = cwd
-    end
+    agent.cwd = cwds[1] or agent.cwd
     agent.state, agent.session, agent.input = tr.target, nil, tr.input
   elseif tr.tag == "call" or tr.tag == "function" then
     table.insert(agent.stack, { state = tr.ret, session = agent.session, cwd = agent.cwd })
@@ -221,22 +235,14 @@ function M.apply(run, agent, tr)
     end
   elseif tr.tag == "fork" then
     local workers = {}
-    for _, f in ipairs(tr.forks) do
-      local cwd = agent.cwd
-      if f.cd then
-        local err
-        cwd, err = resolve_cd(agent.cwd, f.cd)
-        if not cwd then return nil, err end
-      end
-      workers[#workers + 1] = {
+    for i, f in ipairs(tr.forks) do
+      workers[i] = {
         id = worker_id(run, agent, f.target), state = f.target, stack = {},
-        cwd = cwd, input = f.input, vars = f.vars, data = {},
+        cwd = cwds[i], input = f.input, vars = f.vars, data = {},
       }
     end
     agent.state, agent.input = tr.next, tr.input
     out.workers = workers
-  else
-    return nil, "cannot apply unknown transition '" .. tostring(tr.tag) .. "'"
   end
   return out
 end

@@ -77,15 +77,17 @@ test_expect_success 'reset cd= moves the agent (relative to its cwd) and input= 
 
 test_expect_success 'reset cd= accepts an absolute directory' '
 	mkdir abs &&
-	absdir=$(cd abs && pwd -P) &&
-	printf "echo \"<reset cd=\\\"%s\\\">B</reset>\"\n" "$absdir" | state START.sh &&
+	export ABSDIR=$(cd abs && pwd -P) &&
+	state START.sh <<-\EOS &&
+	echo "<reset cd=\"$ABSDIR\">B</reset>"
+	EOS
 	state B.sh <<-\EOS &&
 	pwd -P >"$OUT/cwd"
 	echo "<result>ok</result>"
 	EOS
 	export OUT=$PWD &&
 	raymond wf --quiet >/dev/null &&
-	test "$(cat cwd)" = "$absdir"
+	test "$(cat cwd)" = "$ABSDIR"
 '
 
 test_expect_success 'call: input= reaches the callee, its result reaches the return state' '
@@ -433,5 +435,54 @@ test_expect_success '--max-parallel 1 runs one state at a time' '
 	test "$(cat out)" = end &&
 	test ! -e overlap &&
 	test $((t1 - t0)) -ge 1000
+'
+test_expect_success 'single-quoted attribute values work like double-quoted ones' '
+	state START.sh <<-\EOS &&
+	printf "<goto input=\047say \"hi\"\047>B</goto>\n"
+	EOS
+	state B.sh <<-\EOS &&
+	echo "<result>$RAYMOND_INPUT</result>"
+	EOS
+	raymond wf --quiet >out &&
+	test "$(cat out)" = "say \"hi\""
+'
+
+test_expect_success 'a result returning to a caller restores the caller directory' '
+	mkdir -p sub &&
+	state START.sh <<-\EOS &&
+	echo "<call return=\"BACK\">SUB</call>"
+	EOS
+	state SUB.sh <<-\EOS &&
+	echo "<reset cd=\"sub\">SUB2</reset>"
+	EOS
+	state SUB2.sh <<-\EOS &&
+	echo "sub2 $(pwd -P)" >>"$OUT/seen"
+	echo "<result>r</result>"
+	EOS
+	state BACK.sh <<-\EOS &&
+	echo "back $(pwd -P)" >>"$OUT/seen"
+	echo "<result>ok</result>"
+	EOS
+	export OUT=$PWD &&
+	raymond wf --quiet >/dev/null &&
+	top=$(pwd -P) &&
+	printf "%s\n" "sub2 $top/sub" "back $top" >want &&
+	diff want seen
+'
+
+test_expect_success 'RAYMOND_ variables win over fork attributes of the same name' '
+	state START.sh <<-\EOS &&
+	echo "<fork next=\"END\" RAYMOND_AGENT_ID=\"fake\" RAYMOND_STATE_DIR=\"/nowhere\">W</fork>"
+	EOS
+	state W.sh <<-\EOS &&
+	echo "$RAYMOND_AGENT_ID $RAYMOND_STATE_DIR" >"$OUT/w"
+	echo "<result>w</result>"
+	EOS
+	state END.sh <<-\EOS &&
+	echo "<result>end</result>"
+	EOS
+	export OUT=$PWD &&
+	raymond wf --quiet >/dev/null &&
+	test "$(cat w)" = "main_w1 $(cd wf && pwd -P)"
 '
 test_done

@@ -167,7 +167,8 @@ TEST(transition_tags)
 		ASSERT_STREQ(t->body, cases[i].body);
 		ASSERT_EQ(t->body_len, strlen(cases[i].body));
 		ASSERT_EQ(t->offset, 0);
-		ASSERT_EQ(t->nattrs, (cases[i].k1 != NULL) + (cases[i].k2 != NULL));
+		ASSERT_EQ(t->nattrs,
+		    (cases[i].k1 != NULL) + (cases[i].k2 != NULL));
 		if (cases[i].k1 != NULL) {
 			ASSERT_STREQ(t->attrs[0].key, cases[i].k1);
 			ASSERT_STREQ(t->attrs[0].value, cases[i].v1);
@@ -185,7 +186,8 @@ TEST(transition_tags)
 
 TEST(white_space_after_name)
 {
-	static const char in[] = "<goto\tnext='a'\n>A</goto><reset\r\n>R</reset>";
+	static const char in[] =
+	    "<goto\tnext='a'\n>A</goto><reset\r\n>R</reset>";
 	const struct ray_tag *t;
 	struct fx f;
 
@@ -231,7 +233,9 @@ TEST(reserved_names_are_tags)
 		"ask", "await", "call-workflow", "function-workflow",
 		"fork-workflow", "reset-workflow", "call",
 	};
-	static const char *const bodies[] = { "q", "w", "y", "f", "k", "r", "c" };
+	static const char *const bodies[] = {
+		"q", "w", "y", "f", "k", "r", "c",
+	};
 	const struct ray_tag *t;
 	struct fx f;
 	size_t i;
@@ -428,7 +432,8 @@ TEST(malformed_attributes)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		fx_parse(&f, bad[i], strlen(bad[i]));
 		if (f.rc != RAY_EINVAL)
-			T_FAIL("input %zu: rc %d, expected RAY_EINVAL", i, f.rc);
+			T_FAIL("input %zu: rc %d, expected RAY_EINVAL", i,
+			    f.rc);
 		ASSERT_STREQ(f.err.msg, "malformed attribute in <goto> tag at "
 		    "byte 0: expected key=\"value\"");
 		ASSERT_EQ(ray_tagparse_count(f.p), 0);
@@ -466,10 +471,10 @@ TEST(error_is_sticky)
 	struct ray_tagparse *p = ray_tagparse_new(record, &out);
 	struct ray_err err, again;
 
-	ASSERT_EQ(ray_tagparse_feed(p, "<goto x=1>", 10, &err), RAY_EINVAL);
+	ASSERT_EQ(ray_tagparse_feed(p, "<goto a='1' a=", 14, &err), RAY_EINVAL);
+	/* This would complete the tag if the parser went on. */
 	memset(&again, 0, sizeof(again));
-	ASSERT_EQ(ray_tagparse_feed(p, "<goto>A</goto>", 14, &again),
-	    RAY_EINVAL);
+	ASSERT_EQ(ray_tagparse_feed(p, "'2'>A</goto>", 12, &again), RAY_EINVAL);
 	ASSERT_EQ(again.code, RAY_EINVAL);
 	ASSERT_STREQ(again.msg, err.msg);
 	ASSERT_EQ(ray_tagparse_feed(p, "<print>x</print>", 16, NULL),
@@ -500,8 +505,8 @@ open_tag_of(size_t total)
 {
 	char *s = xmalloc(total + sizeof("B</goto>"));
 
+	memset(s, 'x', total);
 	memcpy(s, "<goto a=\"", 9);
-	memset(s + 9, 'x', total - 11);
 	memcpy(s + total - 2, "\">B</goto>", sizeof("\">B</goto>"));
 	return s;
 }
@@ -537,8 +542,8 @@ run_body_of(struct fx *f, size_t n, int close, size_t chunk)
 	size_t len = 8 + n + (close ? 9 : 0), i;
 	char *s = xmalloc(len);
 
+	memset(s, 'x', len);
 	memcpy(s, "<result>", 8);
-	memset(s + 8, 'x', n);
 	if (close)
 		memcpy(s + 8 + n, "</result>", 9);
 	memset(f, 0, sizeof(*f));
@@ -631,6 +636,8 @@ static const struct {
 	    "goto@0 next=\"a\" body=\"A\"\nreset@24 body=\"R\"\nprint=\"\"\n"),
 	CASE("<result><goto>A</goto>",
 	    "goto@8 body=\"A\"\nprint=\"\"\n"),
+	CASE("<goto><</goto><result></resul</result>",
+	    "goto@0 body=\"<\"\nresult@14 body=\"</resul\"\nprint=\"\"\n"),
 };
 
 /* Assert that feeding input `k` cut at `cuts` matches feeding it whole. */
@@ -725,7 +732,8 @@ TEST(random_chunkings)
 		for (i = 0; i < n; i++)
 			cuts[i] = xorshift(&seed) % (inputs[k].len + 1);
 		qsort(cuts, n, sizeof(cuts[0]), cmp_size);
-		snprintf(how, sizeof(how), "cut at random (iteration %zu)", iter);
+		snprintf(how, sizeof(how), "cut at random (iteration %zu)",
+		    iter);
 		check_cuts(k, cuts, n, how);
 		if (t_failed)
 			return;

@@ -1,0 +1,41 @@
+-- raymond.json_encode: exact numbers, sorted keys, clear errors.
+local T = require("testing")
+local raymond = require("raymond")
+local cjson = raymond.cjson
+
+T.test("integers are written exactly, floats read back to the same double", function()
+  local v = { big = 9007199254740993, neg = -42, t = 1700000000.123456, third = 1 / 3, whole = 3.0 }
+  local text = assert(raymond.json_encode(v))
+  T.has(text, '"big":9007199254740993', "64-bit integer")
+  T.has(text, '"neg":-42', "negative integer")
+  T.has(text, '"whole":3.0', "integral float keeps a fraction")
+  local back = cjson.decode(text)
+  T.eq(back.t, 1700000000.123456, "timestamp with microseconds")
+  T.eq(back.third, 1 / 3, "1/3")
+end)
+
+T.test("keys are sorted, lists are arrays, empty tables are {}", function()
+  T.eq(raymond.json_encode({ b = 1, a = { 3, 2, 1 }, c = {} }), '{"a":[3,2,1],"b":1,"c":{}}')
+  T.eq(raymond.json_encode({ [1] = "x", [3] = "y" }), '{"1":"x","3":"y"}', "sparse list")
+end)
+
+T.test("strings are escaped and keep every byte", function()
+  local s = 'quote " back \\ nl \n cr \r tab \t nul \0 bell \7 / é 世界'
+  local text = assert(raymond.json_encode({ s = s }))
+  T.has(text, '\\u0000', "NUL escaped")
+  T.has(text, '\\u0007', "control escaped")
+  T.eq(cjson.decode(text).s, s, "round trip")
+end)
+
+T.test("values JSON cannot hold are errors naming where they are", function()
+  local _, err = raymond.json_encode({ data = { hook = { fn = print } } })
+  T.has(err, "data.hook.fn is a function", "function")
+  _, err = raymond.json_encode({ list = { 1, 0 / 0 } })
+  T.has(err, "list[2] is not a finite number", "nan")
+  local cyc = {}
+  cyc.self = cyc
+  _, err = raymond.json_encode(cyc)
+  T.has(err, "nested too deeply", "cycle")
+  _, err = raymond.json_encode({ [2.5] = 1 })
+  T.has(err, "neither a string nor a whole number", "float key")
+end)
