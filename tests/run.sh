@@ -9,6 +9,10 @@
 # A test program that exits non-zero without printing FAIL counts as one
 # failure, so a crash is never silent.  TEST_JOBS sets how many test
 # files run at once (default 2).
+#
+# Under `make check` the sanitizers write their reports to files here
+# rather than to a test's stderr, where a test expecting exit status 1
+# could swallow them; every report counts as a failure.
 set -u
 build=$(cd "${1:-build}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,6 +20,9 @@ jobs=${TEST_JOBS:-2}
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 export RAYMOND="$build/raymond" TESTS_TOP="$top"
+mkdir -p "$logs/san"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$logs/san/asan"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$logs/san/ubsan:print_stacktrace=1"
 
 list() {
 	for t in "$build"/tests/test_*; do [ -x "$t" ] && echo "unit $t"; done
@@ -51,6 +58,12 @@ for f in "$logs"/*.log; do
 		echo "---- $(basename "$f" .log)"
 		cat "$f"
 	fi
+done
+for f in "$logs"/san/*; do
+	[ -e "$f" ] || continue
+	echo "---- sanitizer report $(basename "$f")"
+	cat "$f"
+	failed=$((failed + 1))
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
