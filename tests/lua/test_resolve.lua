@@ -1,17 +1,11 @@
 -- Tests for raymond.resolve: from target names to state files.
 
 local T = require("testing")
+local tmpdir = T.tmpdir
 local raymond = require("raymond")
 local resolve = require("raymond.resolve")
 
 -- ------------------------------------------------------------ fixtures
-
-local function tmpdir()
-  local name = os.tmpname()
-  os.remove(name)
-  assert(raymond.mkdir_p(name))
-  return assert(raymond.realpath(name))
-end
 
 local function touch(dir, name, text)
   local f = assert(io.open(dir .. "/" .. name, "w"))

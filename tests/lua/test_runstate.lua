@@ -1,55 +1,18 @@
 -- Tests for raymond.runstate: the run record, its JSON form and its file.
 
 local T = require("testing")
+local same, show, tmpdir = T.same, T.show, T.tmpdir
 local raymond = require("raymond")
 local runstate = require("raymond.runstate")
 local cjson = raymond.cjson
 
 -- ------------------------------------------------------------ helpers
 
-local function show(v)
-  if type(v) == "string" then return string.format("%q", v) end
-  return tostring(v)
-end
-
--- nil when a and b are equal (recursively), else where they differ.
--- Numbers compare by value: 3 and 3.0 are equal here; integer-ness is
--- checked separately where it matters.
-local function diff(a, b, path)
-  path = path or "value"
-  if type(a) ~= "table" or type(b) ~= "table" then
-    if a == b then return nil end
-    return string.format("%s: got %s, expected %s", path, show(a), show(b))
-  end
-  for k, v in pairs(a) do
-    local d = diff(v, b[k], path .. "." .. tostring(k))
-    if d then return d end
-  end
-  for k, v in pairs(b) do
-    if a[k] == nil then
-      return string.format("%s.%s: missing, expected %s", path, tostring(k), show(v))
-    end
-  end
-  return nil
-end
-
-local function same(a, b, what)
-  local d = diff(a, b, what or "value")
-  if d then error(d, 2) end
-end
-
 local function copy(v)
   if type(v) ~= "table" then return v end
   local t = {}
   for k, x in pairs(v) do t[k] = copy(x) end
   return t
-end
-
-local function tmpdir()
-  local name = os.tmpname()
-  os.remove(name)
-  assert(raymond.mkdir_p(name))
-  return assert(raymond.realpath(name))
 end
 
 local function write(path, text)

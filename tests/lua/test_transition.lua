@@ -1,46 +1,11 @@
 -- Tests for raymond.transition: decide() on parsed tags, apply() on a run.
 
 local T = require("testing")
+local same, show, tmpdir = T.same, T.show, T.tmpdir
 local raymond = require("raymond")
 local transition = require("raymond.transition")
 
 -- ------------------------------------------------------------ helpers
-
-local function show(v)
-  if type(v) == "string" then return string.format("%q", v) end
-  return tostring(v)
-end
-
--- nil when a and b are equal (recursively), else where they differ.
-local function diff(a, b, path)
-  path = path or "value"
-  if type(a) ~= "table" or type(b) ~= "table" then
-    if a == b then return nil end
-    return string.format("%s: got %s, expected %s", path, show(a), show(b))
-  end
-  for k, v in pairs(a) do
-    local d = diff(v, b[k], path .. "." .. tostring(k))
-    if d then return d end
-  end
-  for k, v in pairs(b) do
-    if a[k] == nil then
-      return string.format("%s.%s: missing, expected %s", path, tostring(k), show(v))
-    end
-  end
-  return nil
-end
-
-local function same(a, b, what)
-  local d = diff(a, b, what or "value")
-  if d then error(d, 2) end
-end
-
-local function tmpdir()
-  local name = os.tmpname()
-  os.remove(name)
-  assert(raymond.mkdir_p(name))
-  return assert(raymond.realpath(name))
-end
 
 local function touch(path)
   local f = assert(io.open(path, "w"))

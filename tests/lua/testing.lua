@@ -14,6 +14,42 @@ local function show(v)
   if type(v) == "string" then return string.format("%q", v) end
   return tostring(v)
 end
+M.show = show
+
+-- nil when a and b are equal (recursively), else where they differ.
+-- Numbers compare by value: 3 and 3.0 are equal here; integer-ness is
+-- checked separately where it matters.
+local function diff(a, b, path)
+  if type(a) ~= "table" or type(b) ~= "table" then
+    if a == b then return nil end
+    return string.format("%s: got %s, expected %s", path, show(a), show(b))
+  end
+  for k, v in pairs(a) do
+    local d = diff(v, b[k], path .. "." .. tostring(k))
+    if d then return d end
+  end
+  for k, v in pairs(b) do
+    if a[k] == nil then
+      return string.format("%s.%s: missing, expected %s", path, tostring(k), show(v))
+    end
+  end
+  return nil
+end
+
+-- Deep equality of tables (and plain equality of other values).
+function M.same(a, b, what)
+  local d = diff(a, b, what or "value")
+  if d then error(d, 2) end
+end
+
+-- A fresh, empty, absolute temporary directory.
+function M.tmpdir()
+  local raymond = require("raymond")
+  local name = os.tmpname()
+  os.remove(name)
+  assert(raymond.mkdir_p(name))
+  return assert(raymond.realpath(name))
+end
 
 function M.eq(a, b, what)
   if a ~= b then
