@@ -66,6 +66,16 @@ ray__host_from(lua_State *L)
 
 static void schedule(struct ray_host *h);
 
+/* A Lua error the engine did not catch: report it and stop everything. */
+static void
+crash(struct ray_host *h, const char *msg)
+{
+	fprintf(stderr, "raymond: internal error: %s\n", msg);
+	h->crashed = 1;
+	h->stopping = 1;
+	ray_proc_kill_all();
+}
+
 /*
  * Resume `co` with the nargs values on its stack.  Whoever waits on a
  * coroutine (raymond.go until the first yield, then each job or sleep)
@@ -87,12 +97,8 @@ resume(struct ray_host *h, lua_State *co, int ref, int nargs)
 		const char *msg = lua_tostring(co, -1);
 
 		luaL_traceback(h->L, co, msg ? msg : "(no message)", 0);
-		fprintf(stderr, "raymond: internal error: %s\n",
-		    lua_tostring(h->L, -1));
+		crash(h, lua_tostring(h->L, -1));
 		lua_pop(h->L, 1);
-		h->crashed = 1;
-		h->stopping = 1;
-		ray_proc_kill_all();
 	}
 	luaL_unref(h->L, LUA_REGISTRYINDEX, ref);
 }
@@ -393,25 +399,28 @@ flush(struct ray_host *h)
 		return;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, h->flush_ref);
 	if (ray__pcall(L, 0, 0) != LUA_OK) {
-		fprintf(stderr, "raymond: internal error: %s\n", lua_tostring(L, -1));
+		crash(h, lua_tostring(L, -1));
 		lua_pop(L, 1);
-		h->crashed = 1;
-		h->stopping = 1;
-		ray_proc_kill_all();
 	}
 }
 
+static struct ray_job *
+dequeue(struct ray_host *h)
+{
+	struct ray_job *j = h->queue_head;
+
+	h->queue_head = j->next;
+	if (h->queue_head == NULL)
+		h->queue_tail = NULL;
+	return j;
+}
+
+/* Resume every queued coroutine as stopped before it started. */
 static void
 stop_queue(struct ray_host *h)
 {
-	while (h->queue_head) {
-		struct ray_job *j = h->queue_head;
-
-		h->queue_head = j->next;
-		if (h->queue_head == NULL)
-			h->queue_tail = NULL;
-		job_complete(j, NULL);
-	}
+	while (h->queue_head)
+		job_complete(dequeue(h), NULL);
 }
 
 static void
@@ -421,16 +430,9 @@ on_prepare(uv_prepare_t *ph)
 
 	if (h->dirty)
 		flush(h);
-	if (h->stopping)
-		stop_queue(h);
 	while (h->queue_head && !h->stopping &&
 	    (h->max_parallel <= 0 || h->running < h->max_parallel)) {
-		struct ray_job *j = h->queue_head;
-
-		h->queue_head = j->next;
-		if (h->queue_head == NULL)
-			h->queue_tail = NULL;
-		launch(h, j);
+		launch(h, dequeue(h));
 		/* A job that failed to start may have queued or dirtied more. */
 		if (h->dirty)
 			flush(h);
