@@ -31,6 +31,12 @@ struct ray_opts {
 	const char *workflow_id;	/* --workflow-id ID */
 	double timeout;		/* --timeout, -1 if not given */
 	long max_parallel;	/* --max-parallel, -1 if not given */
+	double budget;		/* --budget, -1 if not given */
+	const char *model;	/* --model */
+	const char *effort;	/* --effort */
+	const char *claude;	/* --claude PATH */
+	int skip_permissions;	/* --dangerously-skip-permissions */
+	int no_wait;		/* --no-wait */
 	int quiet;
 	int no_debug;
 };

@@ -45,6 +45,21 @@ push_opts(lua_State *L, void *ud)
 	set_str(L, "resume", o->resume);
 	set_str(L, "status", o->status);
 	set_str(L, "workflow_id", o->workflow_id);
+	set_str(L, "model", o->model);
+	set_str(L, "effort", o->effort);
+	set_str(L, "claude", o->claude);
+	if (o->budget >= 0) {
+		lua_pushnumber(L, o->budget);
+		lua_setfield(L, -2, "budget");
+	}
+	if (o->skip_permissions) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "skip_permissions");
+	}
+	if (o->no_wait) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "no_wait");
+	}
 	if (getcwd(cwd, sizeof(cwd)) != NULL)
 		set_str(L, "cwd", cwd);
 	if (o->timeout >= 0) {

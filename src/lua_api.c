@@ -9,6 +9,7 @@
 #include "lua_priv.h"
 #include "atomicfile.h"
 #include "embedded.h"
+#include "frontmatter.h"
 #include "json.h"
 #include "tagparse.h"
 
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,6 +101,25 @@ api_read_file(lua_State *L)
 	lua_pushlstring(L, data, len);
 	free(data);
 	return 1;
+}
+
+/* raymond.frontmatter(text) -> meta, body | nil, message (see frontmatter.h) */
+static int
+api_frontmatter(lua_State *L)
+{
+	size_t len, yaml_off, yaml_len, body_off;
+	const char *text = luaL_checklstring(L, 1, &len);
+	struct ray_err err;
+	int has;
+
+	if (ray_frontmatter_split(text, len, &yaml_off, &yaml_len, &body_off, &has) < 0)
+		return fail(L, "frontmatter is not closed: line 1 is '---' but no later line is");
+	if (!has)
+		lua_newtable(L);
+	else if (ray_frontmatter_push(L, text + yaml_off, yaml_len, 2, &err) < 0)
+		return fail(L, "%s", err.msg);
+	lua_pushlstring(L, text + body_off, len - body_off);
+	return 2;
 }
 
 /* raymond.write_atomic(path, data) -> true | nil, message, code */
@@ -292,6 +313,34 @@ api_lock(lua_State *L)
 	return 1;
 }
 
+/* raymond.uuid() -> a random (version 4) UUID, for Claude session ids */
+static int
+api_uuid(lua_State *L)
+{
+	unsigned char b[16];
+	char out[40];
+	size_t got = 0;
+
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return luaL_error(L, "cannot read random bytes: %s", strerror(errno));
+		got += (size_t)n;
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, sizeof(out), "%08x-%04x-%04x-%04x-%04x%08x",
+	    (unsigned)(b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]),
+	    (unsigned)(b[4] << 8 | b[5]), (unsigned)(b[6] << 8 | b[7]),
+	    (unsigned)(b[8] << 8 | b[9]), (unsigned)(b[10] << 8 | b[11]),
+	    (unsigned)(b[12] << 24 | b[13] << 16 | b[14] << 8 | b[15]));
+	lua_pushstring(L, out);
+	return 1;
+}
+
 /* raymond.now() -> seconds since the epoch, with microseconds */
 static int
 api_now(lua_State *L)
@@ -394,6 +443,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "parse_tags", api_parse_tags },
 	{ "json_encode", api_json_encode },
 	{ "read_file", api_read_file },
+	{ "frontmatter", api_frontmatter },
 	{ "write_atomic", api_write_atomic },
 	{ "clear_stale", api_clear_stale },
 	{ "append_file", api_append_file },
@@ -403,6 +453,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "mkdir_p", api_mkdir_p },
 	{ "lock", api_lock },
 	{ "now", api_now },
+	{ "uuid", api_uuid },
 	{ "clock", api_clock },
 	{ "getcwd", api_getcwd },
 	{ "environ", api_environ },

@@ -56,6 +56,9 @@ struct ray_job {
 	struct ray_buf out_tail;
 	struct ray_buf err_tail;
 	char *spawn_error;
+	int lines_ref;		/* function called per stdout line, or LUA_NOREF */
+	struct ray_buf line;	/* the stdout line being assembled */
+	int lines_failed;	/* the line function raised; no more calls */
 };
 
 struct ray_host *
@@ -230,6 +233,56 @@ on_print(void *ud, const char *text, size_t len, int end)
 	j->print_last = text[len - 1];
 }
 
+/*
+ * Hand one line (without its newline or a CR before it) to the job's line
+ * function, which runs on the main Lua thread while the job's coroutine
+ * waits.  A line function that raises is an internal error.
+ */
+static void
+call_line(struct ray_job *j, const char *s, size_t n)
+{
+	lua_State *L = j->h->L;
+
+	if (j->lines_failed)
+		return;
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, j->lines_ref);
+	lua_pushlstring(L, s, n);
+	if (ray__pcall(L, 1, 0) != LUA_OK) {
+		j->lines_failed = 1;
+		crash(j->h, lua_tostring(L, -1));
+		lua_pop(L, 1);
+	}
+}
+
+/*
+ * Split output into lines.  Complete lines inside the chunk are handed on
+ * straight from it; only a trailing partial line is copied, so memory is
+ * bounded by the longest line.
+ */
+static void
+feed_lines(struct ray_job *j, const char *data, size_t len)
+{
+	const char *nl;
+
+	while ((nl = memchr(data, '\n', len)) != NULL) {
+		size_t n = (size_t)(nl - data);
+
+		if (j->line.len > 0) {
+			ray_buf_add(&j->line, data, n);
+			call_line(j, j->line.data, j->line.len);
+			ray_buf_reset(&j->line);
+		} else {
+			call_line(j, data, n);
+		}
+		data += n + 1;
+		len -= n + 1;
+	}
+	if (len > 0)
+		ray_buf_add(&j->line, data, len);
+}
+
 static void
 on_out(void *ud, const char *data, size_t len)
 {
@@ -241,6 +294,8 @@ on_out(void *ud, const char *data, size_t len)
 	if (j->tp && !j->tag_failed &&
 	    ray_tagparse_feed(j->tp, data, len, &j->tag_err) < 0)
 		j->tag_failed = 1;
+	if (j->lines_ref != LUA_NOREF)
+		feed_lines(j, data, len);
 }
 
 static void
@@ -339,6 +394,8 @@ job_free(struct ray_job *j)
 		ray_tagparse_free(j->tp);
 	ray_buf_release(&j->out_tail);
 	ray_buf_release(&j->err_tail);
+	ray_buf_release(&j->line);
+	luaL_unref(j->h->L, LUA_REGISTRYINDEX, j->lines_ref);
 	free(j->spawn_error);
 	free(j);
 }
@@ -351,6 +408,8 @@ job_complete(struct ray_job *j, const struct ray_proc_result *res)
 
 	if (j->print_open)
 		on_print(j, "", 0, 1);
+	if (j->lines_ref != LUA_NOREF && j->line.len > 0)
+		call_line(j, j->line.data, j->line.len);
 	push_result(j->co, j, res);
 	resume(h, j->co, j->co_ref, 1);
 	job_free(j);
@@ -467,9 +526,10 @@ open_append(lua_State *L, int idx, const char *field)
 }
 
 /*
- * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, stdout_file=,
+ * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, lines=, stdout_file=,
  * stderr_file=} runs a command and returns its result table when it ends.
- * Must be called from a coroutine started by raymond.go.
+ * Must be called from a coroutine started by raymond.go.  `lines`, a
+ * function, is called with each line of stdout as it completes.
  */
 static int
 api_spawn(lua_State *L)
@@ -484,6 +544,7 @@ api_spawn(lua_State *L)
 	j = xcalloc(1, sizeof(*j));
 	j->h = h;
 	j->out_fd = j->err_fd = -1;
+	j->lines_ref = LUA_NOREF;
 	lua_getfield(L, 1, "argv");
 	luaL_checktype(L, -1, LUA_TTABLE);
 	j->argv = strv_from_array(L, lua_gettop(L));
@@ -508,6 +569,11 @@ api_spawn(lua_State *L)
 	if (lua_toboolean(L, -1))
 		j->tp = ray_tagparse_new(on_print, j);
 	lua_pop(L, 1);
+	lua_getfield(L, 1, "lines");
+	if (lua_isfunction(L, -1))
+		j->lines_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	else
+		lua_pop(L, 1);
 	j->out_fd = open_append(L, 1, "stdout_file");
 	j->err_fd = open_append(L, 1, "stderr_file");
 

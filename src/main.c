@@ -44,6 +44,19 @@ ray_cli_usage(void)
 "  --timeout SECONDS    stop a state that prints nothing for this long\n"
 "                       (default 600, 0 = no limit)\n"
 "  --max-parallel N     run at most N states at once (default 32, 0 = no limit)\n"
+"\n"
+"markdown states (the Claude Code CLI):\n"
+"  --budget USD         stop the run once it has spent this much (default 10.00,\n"
+"                       0 = no limit); each turn also gets the rest as its cap\n"
+"  --model NAME         model for states whose frontmatter names none (haiku,\n"
+"                       sonnet, opus or a full model id)\n"
+"  --effort LEVEL       low, medium, high, xhigh or max, likewise\n"
+"  --claude PATH        the claude executable (default: RAYMOND_CLAUDE, else\n"
+"                       claude on PATH)\n"
+"  --dangerously-skip-permissions\n"
+"                       let Claude run any tool without asking (default: it may\n"
+"                       edit files, see --permission-mode acceptEdits)\n"
+"  --no-wait            stop at a usage limit instead of waiting for its reset\n"
 "  --quiet              print no progress, only errors and the workflow's output\n"
 "  --no-debug           keep no per-step record in .raymond/debug/\n"
 "  --version            print the version\n"
@@ -61,7 +74,8 @@ ray_cli_usage(void)
 }
 
 enum { OPT_INPUT = 256, OPT_RESUME, OPT_WFID, OPT_LIST, OPT_STATUS,
-	OPT_TIMEOUT, OPT_MAXPAR, OPT_QUIET, OPT_NODEBUG, OPT_VERSION, OPT_HELP };
+	OPT_TIMEOUT, OPT_MAXPAR, OPT_QUIET, OPT_NODEBUG, OPT_VERSION, OPT_HELP,
+	OPT_BUDGET, OPT_MODEL, OPT_EFFORT, OPT_CLAUDE, OPT_SKIP, OPT_NOWAIT };
 
 static const struct option longopts[] = {
 	{ "input", required_argument, NULL, OPT_INPUT },
@@ -75,6 +89,12 @@ static const struct option longopts[] = {
 	{ "no-debug", no_argument, NULL, OPT_NODEBUG },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
+	{ "model", required_argument, NULL, OPT_MODEL },
+	{ "effort", required_argument, NULL, OPT_EFFORT },
+	{ "claude", required_argument, NULL, OPT_CLAUDE },
+	{ "dangerously-skip-permissions", no_argument, NULL, OPT_SKIP },
+	{ "no-wait", no_argument, NULL, OPT_NOWAIT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -93,6 +113,19 @@ parse_number(const char *s, const char *opt, double *out, struct ray_err *err)
 	return 0;
 }
 
+static int
+check_effort(const char *s, struct ray_err *err)
+{
+	static const char *levels[] = { "low", "medium", "high", "xhigh", "max" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(levels); i++)
+		if (strcmp(s, levels[i]) == 0)
+			return 0;
+	ray_err_set(err, RAY_EINVAL, "--effort must be low, medium, high, xhigh or max, not '%s'", s);
+	return RAY_EINVAL;
+}
+
 int
 ray_cli_parse(int argc, char **argv, struct ray_opts *o, struct ray_err *err)
 {
@@ -102,6 +135,7 @@ ray_cli_parse(int argc, char **argv, struct ray_opts *o, struct ray_err *err)
 	memset(o, 0, sizeof(*o));
 	o->timeout = -1;
 	o->max_parallel = -1;
+	o->budget = -1;
 	o->command = RAY_CMD_RUN;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -112,6 +146,19 @@ ray_cli_parse(int argc, char **argv, struct ray_opts *o, struct ray_err *err)
 		case OPT_LIST: o->command = RAY_CMD_LIST; break;
 		case OPT_STATUS: o->status = optarg; o->command = RAY_CMD_STATUS; break;
 		case OPT_QUIET: o->quiet = 1; break;
+		case OPT_MODEL: o->model = optarg; break;
+		case OPT_CLAUDE: o->claude = optarg; break;
+		case OPT_SKIP: o->skip_permissions = 1; break;
+		case OPT_NOWAIT: o->no_wait = 1; break;
+		case OPT_EFFORT:
+			if ((r = check_effort(optarg, err)) < 0)
+				return r;
+			o->effort = optarg;
+			break;
+		case OPT_BUDGET:
+			if ((r = parse_number(optarg, "--budget", &o->budget, err)) < 0)
+				return r;
+			break;
 		case OPT_NODEBUG: o->no_debug = 1; break;
 		case OPT_VERSION: o->command = RAY_CMD_VERSION; return 0;
 		case 'h':

@@ -14,6 +14,7 @@
 local raymond = require("raymond")
 local console = require("raymond.console")
 local hooks = require("raymond.hooks")
+local markdown = require("raymond.markdown")
 local resolve = require("raymond.resolve")
 local runstate = require("raymond.runstate")
 local transition = require("raymond.transition")
@@ -22,6 +23,10 @@ local workspace = require("raymond.workspace")
 local M = {}
 
 local STDERR_LINES = 10
+
+-- Options a run keeps in its state file; given again on --resume they win.
+M.LAUNCH_OPTIONS = { "timeout", "max_parallel", "budget", "model", "effort", "claude",
+                     "skip_permissions", "no_wait" }
 
 -- ---------------------------------------------------------------- context
 
@@ -85,13 +90,14 @@ local function event(agent, fields)
   local ev = {
     run_id = ctx.run.id,
     workflow = ctx.run.workflow,
-    run = { id = ctx.run.id, data = ctx.run.data },
+    run = { id = ctx.run.id, data = ctx.run.data, cost_usd = ctx.run.cost or 0,
+            budget_usd = ctx.run.launch.budget },
   }
   if agent then
     ev.agent_id = agent.id
     ev.state = agent.state
     ev.agent = { id = agent.id, data = agent.data, state = agent.state, cwd = agent.cwd,
-                 depth = #agent.stack }
+                 depth = #agent.stack, cost_usd = agent.cost or 0 }
   end
   for k, v in pairs(fields or {}) do ev[k] = v end
   return ev
@@ -108,14 +114,20 @@ local function emit(name, agent, fields)
   return d
 end
 
-local function stop_by_hook(agent, d)
+-- End the run cleanly before `agent`'s transition applies; --resume runs
+-- the state again.
+local function stop(agent, why)
   if ctx.stopped or ctx.failed then return end
-  ctx.stopped = d.stopReason or "a hook stopped the run"
+  ctx.stopped = why
   ctx.run.status = "stopped"
-  ctx.run.error = string.format("stopped by %s: %s", d.by or "a hook", ctx.stopped)
-  console.progress("[%s] %s", agent.id, ctx.run.error)
+  ctx.run.error = why
+  raymond.stderr(string.format("raymond: [%s] %s\n", agent.id, why))
   raymond.mark_dirty()
   raymond.stop()
+end
+
+local function stop_by_hook(agent, d)
+  stop(agent, string.format("stopped by %s: %s", d.by or "a hook", d.stopReason or "a hook stopped the run"))
 end
 
 -- A hook's {tag=, target=, ...} goes through the same checks as a tag.
@@ -145,19 +157,24 @@ local function script_env(agent, file)
   return env
 end
 
--- Run a script state; returns its tags, or nil and an error table
+-- The path prefix of the next step's debug files, or nil without --debug.
+-- Every script run and every Claude invocation is one step.
+local function debug_base(agent)
+  ctx.run.steps = ctx.run.steps + 1
+  if not ctx.debug_dir then return nil end
+  return string.format("%s/%05d_%s_%s", ctx.debug_dir, ctx.run.steps, agent.id, agent.state)
+end
+
+-- Run a script state; returns its transition, or nil and an error table
 -- {msg=, detail=, hint=}, or nil and nil when the run stopped under it.
 local function run_script(agent)
   local file = ctx.run.workflow .. "/" .. agent.state
-  ctx.run.steps = ctx.run.steps + 1
   local spec = {
     argv = { "bash", file }, env = script_env(agent, file), cwd = agent.cwd,
     timeout = ctx.run.launch.timeout, tags = true,
   }
-  if ctx.debug_dir then
-    local base = string.format("%s/%05d_%s_%s", ctx.debug_dir, ctx.run.steps, agent.id, agent.state)
-    spec.stdout_file, spec.stderr_file = base .. ".stdout", base .. ".stderr"
-  end
+  local base = debug_base(agent)
+  if base then spec.stdout_file, spec.stderr_file = base .. ".stdout", base .. ".stderr" end
   local res = raymond.spawn(spec)
   if res.killed and not res.timed_out then return nil, nil end
   local stderr = console.tail(res.stderr_tail, STDERR_LINES)
@@ -179,18 +196,21 @@ local function run_script(agent)
   if res.tag_error then
     return nil, { msg = res.tag_error }
   end
-  return res.tags
+  local tr, err = transition.decide(res.tags, ctx.run.workflow)
+  if not tr then return nil, { msg = err, detail = console.tail(res.stdout_tail, 5) } end
+  return tr
 end
 
+-- The interface raymond.markdown uses.
+local E = {}
+
 local function run_state(agent)
-  local kind = resolve.kind(agent.state)
   local file = ctx.run.workflow .. "/" .. agent.state
   if raymond.stat(file) ~= "file" then
     return nil, { msg = "state file is missing", hint = "restore " .. file .. ", then: raymond --resume " .. ctx.run.id }
   end
-  if kind == "script" then return run_script(agent) end
-  return nil, { msg = "markdown states run with the Claude Code CLI, which this build does not support yet",
-    hint = "write this state as a .sh script" }
+  if resolve.kind(agent.state) == "script" then return run_script(agent) end
+  return markdown.run(E, agent)
 end
 
 -- ------------------------------------------------------------------ agents
@@ -217,14 +237,11 @@ local function end_run()
   emit("RunEnd", nil, { status = "completed", result = ctx.run.result })
 end
 
--- Decide, let hooks weigh in, apply.  Returns true to go on.
-local function take_transition(agent, tags)
+-- Let hooks weigh in on a decided transition, then apply it.  Returns
+-- true to go on.
+local function take_transition(agent, tr)
   local from = agent.state
-  local tr, err = transition.decide(tags, ctx.run.workflow)
-  if not tr then
-    fail(agent, err)
-    return false
-  end
+  local err
   local d = emit("PreTransition", agent, { transition = tr })
   if not d then return false end
   if d.continue == false then
@@ -235,6 +252,7 @@ local function take_transition(agent, tags)
     fail(agent, string.format("transition blocked by %s: %s", d.by, d.reason or "(no reason given)"))
     return false
   end
+  if d.additionalContext then agent.context = d.additionalContext end
   if d.transition then
     tr, err = from_hook(d.transition)
     if not tr then
@@ -253,10 +271,9 @@ local function take_transition(agent, tags)
     for i, w in ipairs(out.workers) do ids[i] = w.id .. " (" .. w.state .. ")" end
     log_transition(agent, from, string.format("fork %s; continue at %s", table.concat(ids, ", "), agent.state))
     start_workers(agent, out.workers)
-  elseif out.ended then
-    log_transition(agent, from, "result (agent done)")
   else
-    log_transition(agent, from, transition.describe(tr))
+    log_transition(agent, from, (out.ended and "result (agent done)" or transition.describe(tr))
+      .. (tr.cost and string.format(" ($%.4f, run total $%.4f)", tr.cost, ctx.run.cost or 0) or ""))
   end
   if not emit("PostTransition", agent, { transition = tr, from = from }) then return false end
   if out.ended then
@@ -271,15 +288,17 @@ end
 
 function agent_loop(agent)
   while not raymond.stopping() do
-    local tags, err = run_state(agent)
-    if not tags then
+    local tr, err = run_state(agent)
+    if not tr then
       if err then fail(agent, err.msg, err.detail, err.hint) end
       return
     end
     -- A state that finished is recorded even if the run is stopping.
-    if not take_transition(agent, tags) then return end
+    if not take_transition(agent, tr) then return end
   end
 end
+
+E.emit, E.stop, E.stop_by_hook, E.debug_base = emit, stop, stop_by_hook, debug_base
 
 -- ------------------------------------------------------------------ start
 
@@ -294,6 +313,7 @@ local function setup(opts, ws, run)
     ws = ws, run = run, opts = opts, cwd = opts.cwd, t0 = raymond.clock(),
     state_path = workspace.state_path(ws, run.id), environ = base_environ(),
   }
+  E.ctx = ctx
   console.quiet = opts.quiet
   if run.launch.debug then
     ctx.debug_dir = workspace.debug_dir(ws, run.id)
@@ -336,10 +356,15 @@ function M.start(opts)
   end
   ok, err = workspace.lock(ws, id)
   if not ok then return nil, { msg = err } end
-  local launch = {
-    timeout = opts.timeout or 600, max_parallel = opts.max_parallel or 32,
-    debug = opts.debug ~= false, cwd = opts.cwd,
-  }
+  local launch = { timeout = 600, max_parallel = 32, budget = 10, debug = opts.debug ~= false, cwd = opts.cwd }
+  for _, k in ipairs(M.LAUNCH_OPTIONS) do
+    if opts[k] ~= nil then launch[k] = opts[k] end
+  end
+  launch.claude = launch.claude or os.getenv("RAYMOND_CLAUDE") or "claude"
+  -- States run in other directories, so a relative path must be made absolute.
+  if launch.claude:find("/", 1, true) and launch.claude:sub(1, 1) ~= "/" then
+    launch.claude = opts.cwd .. "/" .. launch.claude
+  end
   local run = runstate.new(id, scope, entry, launch)
   run.agents[1] = { id = "main", state = entry, stack = {}, cwd = opts.cwd,
                     input = opts.input, vars = {}, data = {} }
@@ -373,7 +398,7 @@ function M.resume(opts)
     return nil, { msg = "the workflow folder " .. run.workflow .. " of run " .. id .. " is gone" }
   end
   -- Options given now win over the ones the run was launched with.
-  for _, k in ipairs({ "timeout", "max_parallel" }) do
+  for _, k in ipairs(M.LAUNCH_OPTIONS) do
     if opts[k] ~= nil then run.launch[k] = opts[k] end
   end
   if opts.debug == false then run.launch.debug = false end

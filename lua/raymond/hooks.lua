@@ -18,13 +18,15 @@ local console = require("raymond.console")
 local M = {}
 
 M.events = {
-  RunStart = true, Resume = true, PreTransition = true, PostTransition = true,
-  AgentFork = true, AgentExit = true, RunEnd = true,
+  RunStart = true, Resume = true, PreState = true, Cost = true, PreTransition = true,
+  PostTransition = true, AgentFork = true, AgentExit = true, RunEnd = true,
 }
 
 local decision_fields = {
   transition = "table", continue = "boolean", stopReason = "string",
   decision = "string", reason = "string", additionalContext = "string",
+  -- PreState, for markdown states
+  model = "string", effort = "string", prompt = "string", maxBudgetUsd = "number",
 }
 
 local function safe_base()

@@ -1,0 +1,161 @@
+-- raymond.claude: one invocation of the Claude Code CLI.
+--
+-- invoke(spec) runs
+--
+--   claude -p --output-format stream-json --verbose
+--          (--dangerously-skip-permissions | --permission-mode acceptEdits)
+--          [--model M] [--effort E]
+--          (--session-id NEW | --resume ID | --resume FROM --fork-session --session-id NEW)
+--          [--max-budget-usd R]
+--          --disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit
+--          -- PROMPT
+--
+-- with stdin from /dev/null, without CLAUDECODE in the environment, in a
+-- process group of its own in the agent's directory, and reads its
+-- stream-json output line by line as it arrives.  The outcome says what
+-- happened in terms the engine acts on:
+--
+--   ok         result text, session id, cost
+--   transient  worth another attempt (API 429/5xx, connection, timeout, crash)
+--   limit      a usage limit, with the time it resets
+--   session    the planned session flags did not fit (crash recovery)
+--   fatal      anything else (authentication, the CLI missing, ...)
+--   stopped    the run is stopping and the CLI was ended
+
+local raymond = require("raymond")
+local cjson = raymond.cjson
+
+local M = {}
+
+M.DISALLOWED = "EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit"
+
+local transient_status = { [429] = true, [500] = true, [502] = true, [503] = true, [504] = true, [529] = true }
+
+-- spec: claude, prompt, model, effort, skip_permissions, session = {mode=,
+-- id=, from=}, max_budget_usd.
+function M.argv(spec)
+  local a = { spec.claude, "-p", "--output-format", "stream-json", "--verbose" }
+  local function add(...) for _, x in ipairs({ ... }) do a[#a + 1] = x end end
+  if spec.skip_permissions then add("--dangerously-skip-permissions")
+  else add("--permission-mode", "acceptEdits") end
+  if spec.model then add("--model", spec.model) end
+  if spec.effort then add("--effort", spec.effort) end
+  local s = spec.session
+  if s.mode == "fresh" then add("--session-id", s.id)
+  elseif s.mode == "resume" then add("--resume", s.id)
+  elseif s.mode == "branch" then add("--resume", s.from, "--fork-session", "--session-id", s.id) end
+  if spec.max_budget_usd then add("--max-budget-usd", string.format("%.4f", spec.max_budget_usd)) end
+  add("--disallowed-tools", M.DISALLOWED, "--", spec.prompt)
+  return a
+end
+
+-- A reader of stream-json lines.  `on_text(text)` receives assistant text
+-- as it arrives.  Tags are searched in the final result only, never in
+-- tool output, and each invocation's cost is counted once.
+function M.reader(on_text)
+  local st = { cost = 0, texts = {}, bad_lines = 0 }
+  st.line = function(line)
+    if line == "" then return end
+    local ok, obj = pcall(cjson.decode, line)
+    if not ok or type(obj) ~= "table" then
+      st.bad_lines = st.bad_lines + 1
+      return
+    end
+    if type(obj.session_id) == "string" and obj.session_id ~= "" then st.session = obj.session_id end
+    local kind = obj.type
+    if kind == "assistant" and type(obj.message) == "table" then
+      if type(obj.error) == "string" then st.assistant_error = obj.error end
+      for _, c in ipairs(type(obj.message.content) == "table" and obj.message.content or {}) do
+        if type(c) == "table" and c.type == "text" and type(c.text) == "string" then
+          st.texts[#st.texts + 1] = c.text
+          if on_text then on_text(c.text) end
+        end
+      end
+    elseif kind == "result" then
+      st.got_result = true
+      if type(obj.result) == "string" then st.result = obj.result end
+      st.subtype = obj.subtype
+      st.is_error = obj.is_error == true
+      if type(obj.api_error_status) == "number" then st.api_status = math.tointeger(obj.api_error_status) end
+      if type(obj.total_cost_usd) == "number" then st.cost = obj.total_cost_usd end
+      if type(obj.errors) == "table" then
+        local e = {}
+        for _, x in ipairs(obj.errors) do e[#e + 1] = tostring(x) end
+        st.errors = table.concat(e, "; ")
+      end
+    elseif kind == "rate_limit_event" and type(obj.rate_limit_info) == "table" then
+      local info = obj.rate_limit_info
+      if info.status == "rejected" then st.limit_reset = tonumber(info.resetsAt) or st.limit_reset or true end
+    end
+  end
+  return st
+end
+
+-- "resets 4:42am (UTC)" or "resets 5pm (UTC)" -> epoch of the next such
+-- time; other time zones cannot be converted here and give nil.
+function M.parse_reset(text, now)
+  local h, m, ampm, tz = text:match("resets%s+(%d%d?):?(%d*)%s*([ap]m)%s*%(([^)]+)%)")
+  if not h or tz ~= "UTC" then return nil end
+  h = tonumber(h) % 12 + (ampm == "pm" and 12 or 0)
+  m = tonumber(m) or 0
+  local day = now - now % 86400
+  local t = day + h * 3600 + m * 60
+  if t <= now then t = t + 86400 end
+  return t
+end
+
+local function is_limit_text(s)
+  s = (s or ""):lower()
+  return s:find("hit your", 1, true) and s:find("limit", 1, true) or s:find("out of extra usage", 1, true)
+end
+
+-- Classify a finished invocation.
+function M.outcome(res, st)
+  local text = st.result or table.concat(st.texts, "\n")
+  local out = { session = st.session, cost = st.cost, text = text, stderr = res.stderr_tail or "" }
+  if res.killed and not res.timed_out then out.kind = "stopped" return out end
+  if res.spawn_error then
+    out.kind, out.msg = "fatal", "cannot run the Claude Code CLI: " .. res.spawn_error
+    out.hint = "install it (npm install -g @anthropic-ai/claude-code), or give its path with --claude PATH or RAYMOND_CLAUDE"
+    return out
+  end
+  local all = text .. "\n" .. (st.errors or "") .. "\n" .. out.stderr
+  if st.limit_reset or is_limit_text(st.result) then
+    out.kind = "limit"
+    out.reset = type(st.limit_reset) == "number" and st.limit_reset or M.parse_reset(all, raymond.now())
+    out.msg = st.result or "usage limit reached"
+    return out
+  end
+  if res.timed_out then
+    out.kind, out.msg = "transient", "the Claude Code CLI produced no output for the inactivity limit"
+    return out
+  end
+  if all:find("is already in use", 1, true) or all:find("No conversation found", 1, true) then
+    out.kind, out.msg = "session", (st.errors or text):gsub("%s+$", "")
+    return out
+  end
+  if st.subtype == "error_max_budget_usd" then
+    out.kind, out.msg = "budget", "the invocation reached its --max-budget-usd"
+    return out
+  end
+  if res.exit == 0 and st.got_result and not st.is_error then
+    out.kind = "ok"
+    return out
+  end
+  local why = st.result or st.errors or out.stderr:match("[^\n]+") or ("exit status " .. tostring(res.exit or res.signal))
+  out.msg = why
+  if st.api_status == 401 or (st.result or ""):find("Invalid API key", 1, true)
+      or (st.result or ""):find("Not logged in", 1, true) then
+    out.kind, out.hint = "fatal", "log in with `claude`, or set ANTHROPIC_API_KEY"
+  elseif st.api_status and not transient_status[st.api_status] then
+    out.kind = "fatal"
+  else
+    -- Overloaded or rate limited APIs, lost connections, errors during
+    -- execution and a CLI that crashed without a result are all worth
+    -- another attempt.
+    out.kind = "transient"
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,164 @@
+-- raymond.policy: what a markdown state's frontmatter allows and asks for.
+--
+--   ---
+--   allowed_transitions:
+--     - { tag: goto, target: REVIEW.md }
+--     - { tag: call, target: CHILD, return: AFTER.md }
+--     - { tag: result, payload: YES }
+--   model: haiku
+--   effort: high
+--   timeout: 300
+--   force_implicit: false
+--   ---
+--
+-- parse(meta, file) checks the fields and returns a policy table;
+-- check(pol, tags, dir) says whether emitted tags are allowed;
+-- implicit(pol, dir) gives the transition used when no tag is emitted;
+-- reminder(pol, why) is the text appended to a re-prompt.
+
+local resolve = require("raymond.resolve")
+local transition = require("raymond.transition")
+
+local M = {}
+
+M.fields = {
+  allowed_transitions = "list", model = "string", effort = "string",
+  timeout = "number", force_implicit = "boolean",
+}
+
+M.efforts = { low = true, medium = true, high = true, xhigh = true, max = true }
+
+local entry_keys = { tag = true, target = true, ["return"] = true, next = true, payload = true }
+
+local function trim(s) return (tostring(s):gsub("^%s+", ""):gsub("%s+$", "")) end
+
+-- Returns the policy, a list of warnings, or nil and an error message.
+function M.parse(meta, file)
+  local pol = { allowed = {} }
+  local warnings = {}
+  for k, v in pairs(meta) do
+    local want = M.fields[k]
+    if not want then
+      warnings[#warnings + 1] = string.format("%s: unknown frontmatter field '%s' (ignored)", file, tostring(k))
+    elseif want == "list" then
+      if type(v) ~= "table" then
+        return nil, string.format("%s: allowed_transitions must be a list of {tag: ..., target: ...}", file)
+      end
+    elseif type(v) ~= want then
+      return nil, string.format("%s: frontmatter field '%s' must be a %s, got %s", file, k, want, type(v))
+    end
+  end
+  for i, e in ipairs(meta.allowed_transitions or {}) do
+    if type(e) ~= "table" or type(e.tag) ~= "string" then
+      return nil, string.format("%s: allowed_transitions[%d] needs a tag, e.g. {tag: goto, target: NEXT.md}", file, i)
+    end
+    local entry = { attrs = {} }
+    for k, v in pairs(e) do
+      if entry_keys[k] then entry[k] = trim(v) else entry.attrs[k] = tostring(v) end
+    end
+    pol.allowed[#pol.allowed + 1] = entry
+  end
+  if meta.model then pol.model = trim(meta.model):lower() end
+  if meta.effort then
+    pol.effort = trim(meta.effort):lower()
+    if not M.efforts[pol.effort] then
+      return nil, string.format("%s: effort '%s' is not one of low, medium, high, xhigh, max", file, meta.effort)
+    end
+  end
+  if meta.timeout then
+    if meta.timeout < 0 then return nil, string.format("%s: timeout must be 0 or more seconds", file) end
+    pol.timeout = meta.timeout
+  end
+  pol.force_implicit = meta.force_implicit == true
+  if pol.force_implicit and not M.implicit_entry(pol) then
+    return nil, string.format("%s: force_implicit needs exactly one allowed transition, and not a <result>", file)
+  end
+  return pol, warnings
+end
+
+function M.has_policy(pol) return #pol.allowed > 0 end
+
+-- The one entry an implicit transition uses, if the policy has one.
+function M.implicit_entry(pol)
+  if #pol.allowed == 1 and pol.allowed[1].tag ~= "result" then return pol.allowed[1] end
+  return nil
+end
+
+-- A policy name matches a resolved name exactly, or by stem when the
+-- policy leaves the extension out.
+local function names_match(policy_name, resolved)
+  if policy_name == nil then return true end
+  if policy_name == resolved then return true end
+  return not policy_name:find("%.%w+$") and resolved:gsub("%.%w+$", "") == policy_name
+end
+
+local function entry_allows(e, t, dir)
+  if e.tag ~= t.name then return false end
+  if t.name == "result" then
+    return e.payload == nil or e.payload == trim(t.body)
+  end
+  local target = resolve.target(dir, trim(t.body))
+  if not target or not names_match(e.target, target) then return false end
+  for _, key in ipairs({ "return", "next" }) do
+    if e[key] then
+      local v = t.attrs[key] and resolve.target(dir, trim(t.attrs[key]))
+      if not v or not names_match(e[key], v) then return false end
+    end
+  end
+  return true
+end
+
+-- nil when every tag is allowed, else a message saying which is not.
+function M.check(pol, tags, dir)
+  for _, t in ipairs(tags) do
+    local ok = false
+    for _, e in ipairs(pol.allowed) do
+      if entry_allows(e, t, dir) then ok = true break end
+    end
+    if not ok then
+      return string.format("<%s>%s</%s> is not one of the allowed transitions", t.name,
+        t.name == "result" and "..." or trim(t.body), t.name)
+    end
+  end
+  return nil
+end
+
+-- The implicit transition: the single entry as if it had been emitted,
+-- with its input rendered by `render`.
+function M.implicit(pol, dir, render)
+  local e = M.implicit_entry(pol)
+  local attrs = {}
+  for k, v in pairs(e.attrs) do attrs[k] = render(v) end
+  if e["return"] then attrs["return"] = e["return"] end
+  if e.next then attrs.next = e.next end
+  return transition.decide({ { name = e.tag, body = e.target or "", attrs = attrs } }, dir)
+end
+
+local function show_entry(e)
+  local attrs = {}
+  for _, k in ipairs({ "return", "next" }) do
+    if e[k] then attrs[#attrs + 1] = string.format('%s="%s"', k, e[k]) end
+  end
+  local keys = {}
+  for k in pairs(e.attrs) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    local v = e.attrs[k]
+    attrs[#attrs + 1] = v:find('"', 1, true) and string.format("%s='%s'", k, v) or string.format('%s="%s"', k, v)
+  end
+  local open = e.tag .. (#attrs > 0 and (" " .. table.concat(attrs, " ")) or "")
+  local body = e.tag == "result" and (e.payload or "...") or (e.target or "TARGET")
+  return string.format("<%s>%s</%s>", open, body, e.tag)
+end
+
+function M.reminder(pol, why)
+  local lines = { "", "---", "REMINDER: " .. why,
+    "End your reply with exactly one of these tags (the names are literal, not placeholders):", "" }
+  for i, e in ipairs(pol.allowed) do
+    lines[#lines + 1] = string.format("%d. %s", i, show_entry(e))
+  end
+  lines[#lines + 1] = "---"
+  return table.concat(lines, "\n")
+end
+
+return M

@@ -1,0 +1,76 @@
+/*
+ * frontmatter.h - the YAML frontmatter of markdown prompt files.
+ *
+ * A prompt file may begin with a block of YAML between two `---` lines:
+ *
+ *	---
+ *	model: sonnet
+ *	allowed_transitions: [{tag: goto, target: B.md}, {tag: result}]
+ *	---
+ *	The prompt itself.
+ *
+ * ray_frontmatter_split() finds the block; ray_frontmatter_push() turns
+ * its YAML into a Lua table.  Which fields are allowed is decided by the
+ * Lua engine, not here: every field comes through untouched.  This is the
+ * only module that includes <yaml.h> (libyaml).
+ *
+ * Fences.  A `---` line is exactly three dashes, optionally followed by
+ * spaces or tabs and a CR, then LF or the end of the text.  A file has
+ * frontmatter when its first line is a fence (a UTF-8 byte order mark
+ * before it is allowed); the YAML is every line up to the next fence, and
+ * the body starts right after that fence's LF (or at the end of the text
+ * when the fence has no LF).  A file whose first line is not a fence has
+ * no frontmatter, and its body is the whole text.
+ *
+ * Mapping from YAML to Lua.  Mappings become tables with string keys
+ * (keys are never typed: `1: x` has the key "1"); sequences become array
+ * tables; scalars become strings, except plain (unquoted) ones, which are
+ * typed as in YAML 1.2 with the YAML 1.1 booleans added:
+ *
+ *	true false yes no on off (any case)	boolean
+ *	null ~ (any case) and the empty value	nil: the key is left out of its
+ *						mapping; in a sequence, ""
+ *	[-+]?[0-9]+				integer (a float if it does not
+ *						fit in 64 bits)
+ *	[-+]?(.[0-9]+|[0-9]+(.[0-9]*)?)([eE][-+]?[0-9]+)?   float
+ *
+ * Anything else, quoted and block (`|`, `>`) scalars, and scalars tagged
+ * `!!str` or `!` stay strings; other tags are ignored.  An alias stands for
+ * a copy of its anchored value; an anchor is defined once its node ends,
+ * so a node cannot refer to itself.  Merge keys (`<<`) are ordinary keys.
+ * A document that is empty (only blanks and comments) or null gives an
+ * empty table.
+ *
+ * Limits: nesting deeper than 64 levels, or more than 100000 values in
+ * all (each value an alias expands to counts, which stops "billion laughs"
+ * documents early), are errors.
+ */
+#ifndef RAY_FRONTMATTER_H
+#define RAY_FRONTMATTER_H
+
+#include <lua.h>
+#include <stddef.h>
+
+#include "ray.h"
+
+/*
+ * Find the frontmatter of `text`.  On return `*has` says whether there is
+ * any; if so the YAML is text[*yaml_off, *yaml_off + *yaml_len), else both
+ * are 0.  The body is text[*body_off, len).  An opening fence with no
+ * closing one returns RAY_EINVAL (with *has 0 and *body_off 0).
+ */
+int ray_frontmatter_split(const char *text, size_t len, size_t *yaml_off,
+    size_t *yaml_len, size_t *body_off, int *has);
+
+/*
+ * Parse `yaml` and push it as a Lua table (see above).  `first_line` is
+ * the line of the file on which `yaml` starts (1-based; 2 when the opening
+ * fence is line 1), so that every error names a line of the file:
+ * "frontmatter line 4: did not find expected key ...".  On error nothing
+ * is pushed and RAY_EINVAL (RAY_ETOOBIG for the size limit) is returned
+ * with `err` filled.
+ */
+int ray_frontmatter_push(lua_State *L, const char *yaml, size_t len,
+    int first_line, struct ray_err *err);
+
+#endif
