@@ -175,7 +175,14 @@ local function run_script(agent)
   }
   local base = debug_base(agent)
   if base then spec.stdout_file, spec.stderr_file = base .. ".stdout", base .. ".stderr" end
+  local t0 = raymond.now()
   local res = raymond.spawn(spec)
+  if base then
+    console.write_file(base .. ".meta.json", raymond.json_encode({
+      started_at = t0, duration = res.duration, exit = res.exit, signal = res.signal,
+      timed_out = res.timed_out, killed = res.killed, input = agent.input,
+    }) or "")
+  end
   if res.killed and not res.timed_out then return nil, nil end
   local stderr = console.tail(res.stderr_tail, STDERR_LINES)
   if res.spawn_error then

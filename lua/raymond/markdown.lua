@@ -40,11 +40,6 @@ end
 
 local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
 
-local function write_file(path, text)
-  local f = io.open(path, "wb")
-  if f then f:write(text) f:close() end
-end
-
 -- The state file's policy and body, warning once per file about unknown fields.
 local function load(E, file)
   local text, err = raymond.read_file(file)
@@ -122,14 +117,14 @@ local function spawn(E, agent, inv, turn)
   local req = { argv = argv, env = ctx.environ, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line }
   if base then
     req.stdout_file, req.stderr_file = base .. ".stream.jsonl", base .. ".stderr"
-    write_file(base .. ".prompt", inv.prompt)
-    write_file(base .. ".argv.json", raymond.json_encode(argv) or "")
+    console.write_file(base .. ".prompt", inv.prompt)
+    console.write_file(base .. ".argv.json", raymond.json_encode(argv) or "")
   end
   local t0 = raymond.now()
   local res = raymond.spawn(req)
   local out = claude.outcome(res, reader)
   if base then
-    write_file(base .. ".meta.json", raymond.json_encode({
+    console.write_file(base .. ".meta.json", raymond.json_encode({
       started_at = t0, duration = res.duration, exit = res.exit, signal = res.signal,
       timed_out = res.timed_out, cost_usd = out.cost, session = out.session or turn.id,
       session_mode = turn.mode, outcome = out.kind, message = out.msg,
