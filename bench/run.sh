@@ -8,6 +8,9 @@
 #           themselves); the difference divided by the steps is raymond's
 #           own cost per transition, state file fsync included.
 #   startup `raymond --version` against `true`.
+#   stream  a markdown state whose "claude" prints a 100 MB stream-json
+#           file, against `cat` of that file: raymond's reading rate in
+#           MB/s and its peak resident memory.
 # Times are the median of REPEAT runs (default 5).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -47,14 +50,40 @@ true_loop() { for _ in $(seq 1 100); do /bin/true; done; }
 
 measure() { for _ in $(seq 1 "$repeat"); do time_ns "$@"; done | median; }
 
+# 100 MB of assistant lines (900 characters of text each), then a result.
+awk 'BEGIN {
+	t = sprintf("%900s", ""); gsub(/ /, "x", t)
+	line = "{\"type\":\"assistant\",\"message\":{\"id\":\"m\",\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"" t "\"}]},\"session_id\":\"s1\"}"
+	print "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}"
+	for (n = 0; n < 100 * 1024 * 1024; n += length(line) + 1) print line
+	print "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"<result>done</result>\",\"session_id\":\"s1\",\"total_cost_usd\":0.01}"
+}' >stream.jsonl
+stream_bytes=$(wc -c <stream.jsonl)
+printf '#!/bin/sh\nexec cat "%s/stream.jsonl"\n' "$work" >cat-claude
+chmod +x cat-claude
+mkdir -p swf
+echo "read the stream" >swf/START.md
+ray_stream() { rm -rf .raymond; "$ray" swf --claude ./cat-claude --quiet --no-debug; }
+cat_stream() { cat stream.jsonl; }
+s_ray=$(measure ray_stream)
+s_cat=$(measure cat_stream)
+if [ -x /usr/bin/time ]; then
+	rss=$(rm -rf .raymond; /usr/bin/time -f %M "$ray" swf --claude ./cat-claude --quiet --no-debug 2>&1 >/dev/null | tail -1)
+else
+	rss=0
+fi
+
 b=$(measure bash_chain)
 r=$(measure ray_chain)
 v=$(measure ver_loop)
 t=$(measure true_loop)
 
-awk -v r="$r" -v b="$b" -v v="$v" -v t="$t" -v n="$steps" 'BEGIN {
+awk -v r="$r" -v b="$b" -v v="$v" -v t="$t" -v n="$steps" \
+    -v sr="$s_ray" -v sc="$s_cat" -v sb="$stream_bytes" -v rss="$rss" 'BEGIN {
 	printf "%-34s %12s %12s %8s\n", "benchmark", "raymond", "baseline", "ratio"
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "chain of " n " script steps", r / 1e6, b / 1e6, r / b
 	printf "%-34s %10.3fms\n", "raymond cost per transition", (r - b) / n / 1e6
 	printf "%-34s %10.3fms %10.3fms %7.2fx\n", "raymond --version (one run)", v / 100 / 1e6, t / 100 / 1e6, v / t
+	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "100 MB stream-json, one turn", sr / 1e6, sc / 1e6, sr / sc
+	printf "%-34s %8.0fMB/s  peak RSS %.1f MB\n", "stream-json reading rate", sb / 1048576 / (sr / 1e9), rss / 1024
 }'

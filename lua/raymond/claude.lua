@@ -49,11 +49,14 @@ function M.argv(spec)
   return a
 end
 
--- A reader of stream-json lines.  `on_text(text)` receives assistant text
--- as it arrives.  Tags are searched in the final result only, never in
--- tool output, and each invocation's cost is counted once.
+-- A reader of stream-json lines.  `on_text(text)`, if given, receives
+-- assistant text as it arrives.  Tags are searched in the final result
+-- only, never in tool output, and each invocation's cost is counted once.
+-- Only the last assistant text is kept (the result's stand-in when the CLI
+-- died before its result line), so memory stays bounded however long the
+-- turn.
 function M.reader(on_text)
-  local st = { cost = 0, texts = {}, bad_lines = 0 }
+  local st = { cost = 0, bad_lines = 0 }
   st.line = function(line)
     if line == "" then return end
     local ok, obj = pcall(cjson.decode, line)
@@ -67,7 +70,7 @@ function M.reader(on_text)
       if type(obj.error) == "string" then st.assistant_error = obj.error end
       for _, c in ipairs(type(obj.message.content) == "table" and obj.message.content or {}) do
         if type(c) == "table" and c.type == "text" and type(c.text) == "string" then
-          st.texts[#st.texts + 1] = c.text
+          st.last_text = c.text
           if on_text then on_text(c.text) end
         end
       end
@@ -111,7 +114,7 @@ end
 
 -- Classify a finished invocation.
 function M.outcome(res, st)
-  local text = st.result or table.concat(st.texts, "\n")
+  local text = st.result or st.last_text or ""
   local out = { session = st.session, cost = st.cost, text = text, stderr = res.stderr_tail or "" }
   if res.killed and not res.timed_out then out.kind = "stopped" return out end
   if res.spawn_error then

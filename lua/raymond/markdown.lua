@@ -110,9 +110,9 @@ local function spawn(E, agent, inv, turn)
     skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = inv.max_budget_usd,
   }
   local argv = claude.argv(spec)
-  local reader = claude.reader(function(text)
+  local reader = claude.reader(not console.quiet and function(text)
     for line in text:gmatch("[^\n]+") do console.progress("[%s] %s", agent.id, line) end
-  end)
+  end or nil)
   local base = E.debug_base(agent)
   local req = { argv = argv, env = ctx.environ, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line }
   if base then
