@@ -4,8 +4,10 @@
 #   tests/run.sh BUILD_DIR
 #
 # Unit tests (BUILD_DIR/tests/test_*), Lua tests (tests/lua/test_*.lua,
-# through BUILD_DIR/tests/luarun) and CLI tests (tests/cli/t*.sh, against
-# BUILD_DIR/raymond) each print PASS/FAIL lines; this script counts them.
+# through BUILD_DIR/tests/luarun), CLI tests (tests/cli/t*.sh, against
+# BUILD_DIR/raymond) and end-to-end tests with the real Claude Code CLI
+# (tests/e2e/t*.sh, which install it on first use) each print PASS/FAIL
+# lines; this script counts them.
 # A test program that exits non-zero without printing FAIL counts as one
 # failure, so a crash is never silent.  TEST_JOBS sets how many test
 # files run at once (default 2).
@@ -27,6 +29,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$logs/san/ubsan:
 list() {
 	for t in "$build"/tests/test_*; do [ -x "$t" ] && echo "unit $t"; done
 	for t in "$top"/tests/lua/test_*.lua; do [ -f "$t" ] && echo "lua $t"; done
+	for t in "$top"/tests/e2e/t*.sh; do [ -f "$t" ] && echo "cli $t"; done
 	for t in "$top"/tests/cli/t*.sh; do [ -f "$t" ] && echo "cli $t"; done
 }
 

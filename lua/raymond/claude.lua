@@ -18,7 +18,8 @@
 --   ok         result text, session id, cost
 --   transient  worth another attempt (API 429/5xx, connection, timeout, crash)
 --   limit      a usage limit, with the time it resets
---   session    the planned session flags did not fit (crash recovery)
+--   session    the planned session flags did not fit (crash recovery):
+--              reason "in_use" (a fresh id exists) or "missing" (no such id)
 --   fatal      anything else (authentication, the CLI missing, ...)
 --   stopped    the run is stopping and the CLI was ended
 
@@ -133,8 +134,13 @@ function M.outcome(res, st)
     out.kind, out.msg = "transient", "the Claude Code CLI produced no output for the inactivity limit"
     return out
   end
-  if all:find("is already in use", 1, true) or all:find("No conversation found", 1, true) then
-    out.kind, out.msg = "session", (st.errors or text):gsub("%s+$", "")
+  -- The CLI reports these on stderr or in `errors`; `reason` tells which.
+  if all:find("is already in use", 1, true) then
+    out.kind, out.reason, out.msg = "session", "in_use", "the session id is already in use"
+    return out
+  end
+  if all:find("No conversation found", 1, true) then
+    out.kind, out.reason, out.msg = "session", "missing", "no conversation found for the session id"
     return out
   end
   if st.subtype == "error_max_budget_usd" then

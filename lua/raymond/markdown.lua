@@ -152,12 +152,13 @@ local function invoke(E, agent, inv)
     if out.kind == "fatal" then return nil, { msg = out.msg, detail = console.tail(out.stderr, 10), hint = out.hint } end
     if out.kind == "session" and fixes < 2 then
       fixes = fixes + 1
-      if out.msg:find("already in use", 1, true) then
+      if out.reason == "in_use" then
         agent.turn = { mode = "resume", id = turn.id, planned = turn.planned, from = turn.from }
       elseif turn.mode == "resume" and turn.planned ~= "resume" then
         agent.turn = { mode = turn.planned, id = turn.id, planned = turn.planned, from = turn.from }
       else
-        return nil, { msg = out.msg, hint = "the session is gone; reset the agent or start a new run" }
+        return nil, { msg = string.format("%s (%s)", out.msg, turn.id),
+          hint = "the conversation is gone from Claude Code's store; start a new run" }
       end
       raymond.mark_dirty()
     elseif out.kind == "limit" then

@@ -1,0 +1,246 @@
+#!/bin/bash
+# The mock API against the real Claude Code CLI, without raymond: every
+# step kind of tests/README.md, step counting, usage and cost, session
+# titles, --session-id/--resume and --fork-session.  The tests share one
+# mock, so each uses MOCK lines of its own.
+. "$(dirname "$0")/lib.sh"
+e2e_setup || exit 1
+
+# The mock's log lines whose prompt contains TEXT, as the JS expression EXPR.
+logged() { jsonl "$MOCK_LOG" "d.prompt.includes(\"$1\") && ($2)"; }
+
+# Exactly one result line and EXPR holds of it.
+one_result() {
+	n=$(jsonl out 'd.type == "result"' | wc -l) &&
+	{ [ "$n" -eq 1 ] || { echo "expected one result line, got $n"; cat out; return 1; }; } &&
+	result_check out "$1"
+}
+
+check_reply() {
+	one_result 'r.subtype == "success" && !r.is_error && r.result === "hello from t1\nsecond line" && r.total_cost_usd > 0 && r.num_turns == 1' &&
+	same "$(jsonl out 'd.type == "system" && d.subtype')" init &&
+	same "$(logged 't1' 'd.step')" reply &&
+	same "$(logged 't1' 'd.index')" 1 &&
+	same "$(logged 't1' 'd.status')" 200 &&
+	same "$(logged 't1' 'd.model')" claude-opus-4-8 &&
+	same "$(logged 't1' 'd.session')" "$(jsonl out 'd.type == "result" && d.session_id')"
+}
+
+test_expect_success 'reply: the result is the text, with a cost' '
+	claude_p -- "Say hello.
+MOCK: reply hello from t1\nsecond line" >out 2>err &&
+	check_reply
+'
+
+test_expect_success 'no MOCK line: the reply is ok' '
+	claude_p -- "Just answer, t2." >out 2>err &&
+	one_result "r.result === \"ok\" && !r.is_error" &&
+	same "$(logged t2 d.step)" default
+'
+
+check_bash() {
+	one_result 'r.result === "made it t3" && !r.is_error && r.num_turns == 2' &&
+	same "$(jsonl out 'd.type == "assistant" && d.message.content[0].type == "tool_use" && d.message.content[0].name')" Bash &&
+	same "$(jsonl out 'd.type == "user" && d.message.content[0].type == "tool_result" && String(d.message.content[0].is_error)')" false &&
+	same "$(logged t3 'd.step' | tr '\n' ' ')" "bash tool-followup " &&
+	same "$(logged t3 'd.step == "bash" && d.index')" 1
+}
+
+test_expect_success 'bash: the CLI runs the command, then gets the text' '
+	claude_p -- "MOCK: bash echo made > made.txt => made it t3" >out 2>err &&
+	same "$(cat made.txt)" made &&
+	check_bash
+'
+
+check_529() {
+	one_result 'r.is_error === true && r.api_error_status == 529 && r.total_cost_usd == 0 && r.result.startsWith("API Error: 529 Overloaded.")' &&
+	same "$(jsonl out 'd.type == "assistant" && d.error')" server_error &&
+	same "$(logged t4 'd.status')" 529
+}
+
+test_expect_success 'error 529: is_error, api_error_status 529, exit status 1' '
+	expect_status 1 claude_p -- "MOCK: error 529 (t4)" >out 2>err &&
+	check_529
+'
+
+test_expect_success 'error 429/500/401 with an API key' '
+	expect_status 1 claude_p -- "MOCK: error 429 (t4b)" >out 2>err &&
+	one_result "r.is_error && r.api_error_status == 429 && r.result.startsWith(\"API Error: Request rejected (429)\")" &&
+	expect_status 1 claude_p -- "MOCK: error 500 (t4b)" >out 2>err &&
+	one_result "r.is_error && r.api_error_status == 500 && r.result.startsWith(\"API Error: 500 \")" &&
+	expect_status 1 claude_p -- "MOCK: error 401 (t4b)" >out 2>err &&
+	one_result "r.is_error && r.api_error_status == 401 && r.result == \"Invalid API key · Fix external API key\""
+'
+
+check_404() {
+	one_result 'r.is_error && r.api_error_status == 404 && r.result.startsWith("There\u0027s an issue with the selected model")' &&
+	same "$(logged t4c 'String(d.stream)' | tr '\n' ' ')" "true false " &&
+	same "$(logged t4c 'd.index' | tr '\n' ' ')" "1 1 " &&
+	same "$(logged t4c 'd.retry && d.step')" error
+}
+
+test_expect_success 'error 404: the CLI falls back to no streaming, which gets the same step' '
+	expect_status 1 claude_p -- "MOCK: error 404 || reply t4c" >out 2>err &&
+	check_404 &&
+	claude_p -- "MOCK: error 404 || reply t4c" >out 2>err &&
+	same "$(result_of out)" t4c
+'
+
+check_plain() {
+	node -e '
+fetch(process.env.ANTHROPIC_BASE_URL + "/v1/messages", {
+	method: "POST",
+	headers: { "content-type": "application/json" },
+	body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "MOCK: bash ls => t4d" }] }),
+}).then((r) => r.json()).then((m) => {
+	const b = m.content[0];
+	if (m.type !== "message" || m.stop_reason !== "tool_use" || b.type !== "tool_use" ||
+	    b.name !== "Bash" || b.input.command !== "ls" || m.usage.output_tokens !== 100) {
+		console.log(JSON.stringify(m));
+		process.exit(1);
+	}
+});'
+}
+
+test_expect_success 'without streaming the reply is a plain JSON message' '
+	check_plain
+'
+
+check_limit() {
+	now=$(date +%s) &&
+	one_result 'r.is_error && r.api_error_status == 429 && r.result.startsWith("You\u0027ve hit your session limit · resets ")' &&
+	same "$(jsonl out 'd.type == "rate_limit_event" && d.rate_limit_info.status')" rejected &&
+	same "$(jsonl out 'd.type == "rate_limit_event" && d.rate_limit_info.rateLimitType')" five_hour &&
+	at=$(jsonl out 'd.type == "rate_limit_event" && d.rate_limit_info.resetsAt') &&
+	{ [ "$at" -ge $((now + 3500)) ] && [ "$at" -le $((now + 3700)) ]; } &&
+	same "$(logged t5 'd.step')" limit
+}
+
+test_expect_success 'limit in OAuth mode: "You have hit your session limit" and a rate_limit_event' '
+	e2e_oauth &&
+	expect_status 1 claude_p -- "MOCK: limit 3600 (t5)" >out 2>err &&
+	check_limit &&
+	expect_status 1 claude_p -- "MOCK: limit 3600 seven_day (t5b)" >out 2>err &&
+	one_result "/weekly limit/.test(r.result)"
+'
+
+test_expect_success 'limit with an API key is a plain 429' '
+	expect_status 1 claude_p -- "MOCK: limit 60 (t5c)" >out 2>err &&
+	one_result "r.is_error && r.api_error_status == 429 && !/hit your/.test(r.result)" &&
+	test -z "$(jsonl out "d.type == \"rate_limit_event\"")"
+'
+
+check_hang() {
+	one_result 'r.result === "" && !r.is_error' &&
+	same "$(logged t6 'd.step' | tr '\n' ' ')" "hang empty-followup "
+}
+
+test_expect_success 'hang 3: nothing after init for 3 s, then an empty result' '
+	start=$EPOCHREALTIME &&
+	{ claude_p -- "MOCK: hang 3 (t6)" >out 2>err & } &&
+	pid=$! &&
+	sleep 2 &&
+	early=$(wc -l <out) &&
+	wait $pid &&
+	elapsed=$(awk "BEGIN { print $EPOCHREALTIME - $start }") &&
+	echo "lines after 2 s: $early, elapsed: $elapsed" &&
+	test "$early" -eq 1 &&
+	same "$(head -n 1 out | grep -c "\"subtype\":\"init\"")" 1 &&
+	awk "BEGIN { exit !($elapsed >= 3 && $elapsed < 10) }" &&
+	check_hang
+'
+
+check_steps() {
+	same "$(logged t7 'd.index' | tr '\n' ' ')" "1 2 3 "
+}
+
+test_expect_success 'the k-th request with a MOCK line gets the k-th step; the last repeats' '
+	line="MOCK: reply first t7 || reply second t7" &&
+	claude_p -- "$line" >out 2>err && same "$(result_of out)" "first t7" &&
+	claude_p -- "$line" >out 2>err && same "$(result_of out)" "second t7" &&
+	claude_p -- "$line" >out 2>err && same "$(result_of out)" "second t7" &&
+	check_steps
+'
+
+test_expect_success 'error then reply: fail, then succeed' '
+	line="MOCK: error 529 || reply recovered t7b" &&
+	expect_status 1 claude_p -- "$line" >out 2>err &&
+	claude_p -- "$line" >out 2>err &&
+	same "$(result_of out)" "recovered t7b"
+'
+
+check_usage() {
+	# opus: 2000 x $5/M + 300 x $25/M
+	one_result 'r.usage.input_tokens == 2000 && r.usage.output_tokens == 300 && Math.abs(r.total_cost_usd - 0.0175) < 1e-9'
+}
+
+test_expect_success 'MOCK-USAGE sets the tokens and so the cost' '
+	claude_p -- "MOCK: reply counted t8
+MOCK-USAGE: 2000 300" >out 2>err &&
+	check_usage
+'
+
+check_title() {
+	same "$(logged t9 'String(d.title_request)' | sort | tr '\n' ' ')" "false true " &&
+	same "$(logged t9 'd.title_request && d.step')" title &&
+	same "$(logged t9 '!d.title_request && d.index')" 1
+}
+
+test_expect_success 'a session-title request gets a title and uses no step' '
+	CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC= claude_p -- "MOCK: reply titled t9" >out 2>err &&
+	same "$(result_of out)" "titled t9" &&
+	check_title
+'
+
+check_resume() {
+	n1=$(logged 'r1 t10' 'd.n_messages') &&
+	n2=$(logged 'r2 t10' 'd.n_messages') &&
+	echo "n_messages: $n1 then $n2" &&
+	[ "$n2" -gt "$n1" ] &&
+	same "$(logged 'r2 t10' 'd.prompts.some((p) => p.includes("r1 t10"))')" true &&
+	same "$(logged 't10' 'd.session' | sort -u)" "$S" &&
+	same "$(jsonl out 'd.type == "result" && d.session_id')" "$S"
+}
+
+test_expect_success '--session-id then --resume carries the history' '
+	S=$(new_uuid) &&
+	claude_p --session-id "$S" -- "MOCK: reply r1 t10" >out 2>err &&
+	same "$(result_of out)" "r1 t10" &&
+	test -f "$HOME/.claude/projects/$(pwd | sed "s/[^A-Za-z0-9]/-/g")/$S.jsonl" &&
+	claude_p --resume "$S" -- "MOCK: reply r2 t10" >out 2>err &&
+	same "$(result_of out)" "r2 t10" &&
+	check_resume
+'
+
+check_fork() {
+	F=$(jsonl fork 'd.type == "result" && d.session_id') &&
+	[ -n "$F" ] && [ "$F" != "$A" ] &&
+	same "$(logged 'fork t11' 'd.session')" "$F" &&
+	same "$(logged 'fork t11' 'd.prompts.some((p) => p.includes("base t11"))')" true &&
+	same "$(logged 'after t11' 'd.session')" "$A" &&
+	same "$(logged 'after t11' 'd.prompts.some((p) => p.includes("base t11"))')" true &&
+	same "$(logged 'after t11' 'String(d.prompts.some((p) => p.includes("fork t11")))')" false &&
+	same "$(logged 'named t11' 'd.session')" "$B"
+}
+
+test_expect_success '--resume --fork-session branches into a new session' '
+	A=$(new_uuid) && B=$(new_uuid) &&
+	claude_p --session-id "$A" -- "MOCK: reply base t11" >out 2>err &&
+	claude_p --resume "$A" --fork-session -- "MOCK: reply fork t11" >fork 2>err &&
+	same "$(result_of fork)" "fork t11" &&
+	claude_p --resume "$A" -- "MOCK: reply after t11" >out 2>err &&
+	same "$(result_of out)" "after t11" &&
+	claude_p --resume "$A" --fork-session --session-id "$B" -- "MOCK: reply named t11" >out 2>err &&
+	same "$(jsonl out "d.type == \"result\" && d.session_id")" "$B" &&
+	check_fork
+'
+
+test_expect_success 'resume after a failed turn: the new prompt decides the reply' '
+	S=$(new_uuid) &&
+	claude_p --session-id "$S" -- "MOCK: reply start t12" >out 2>err &&
+	expect_status 1 claude_p --resume "$S" -- "MOCK: error 529 (t12)" >out 2>err &&
+	claude_p --resume "$S" -- "MOCK: reply next t12" >out 2>err &&
+	same "$(result_of out)" "next t12"
+'
+
+test_done
