@@ -29,7 +29,7 @@ UNIT_BIN := $(UNIT:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all deps test check bench demo clean
 .DEFAULT_GOAL := all
 
-all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN)
+all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN) $(BUILD)/tests/fake-claude
 
 # Installs what the build needs when it is missing; a no-op otherwise.
 deps:
@@ -58,6 +58,10 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testlib.h $(CORE_OBJS) | $
 $(BUILD)/tests/luarun: tests/unit/luarun.c $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(CORE_OBJS) \
 	    $(LDFLAGS) $(PKG_LIBS) -lm
+
+# A fast stand-in for the Claude Code CLI, for the CLI tests (libc only).
+$(BUILD)/tests/fake-claude: tests/fake/fake_claude.c | $(BUILD)/tests
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
 $(BUILD)/obj $(BUILD)/gen $(BUILD)/tests:
 	mkdir -p $@

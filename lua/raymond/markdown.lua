@@ -226,7 +226,9 @@ function M.run(E, agent)
   for attempt = 1, M.ATTEMPTS do
     local out, err = invoke(E, agent, inv)
     if not out then return nil, err end
-    agent.session, agent.branch, agent.turn = out.session or agent.turn.id, nil, nil
+    -- The id raymond chose is the conversation's id in every mode (fresh,
+    -- resumed, branched), and it is the one already on disk.
+    agent.session, agent.branch, agent.turn = agent.turn.id, nil, nil
     raymond.mark_dirty()
     if not count(E, agent, out) then return nil, nil end
     if out.kind == "budget" then
