@@ -8,6 +8,9 @@
 #           themselves); the difference divided by the steps is raymond's
 #           own cost per transition, state file fsync included.
 #   startup `raymond --version` against `true`.
+#   md      a 200-step markdown <goto> chain run with the fake claude of
+#           the tests, against a bash loop running the fake 200 times with
+#           the same arguments: raymond's own cost per markdown transition.
 #   stream  a markdown state whose "claude" prints a 100 MB stream-json
 #           file, against `cat` of that file: raymond's reading rate in
 #           MB/s and its peak resident memory.
@@ -73,17 +76,45 @@ else
 	rss=0
 fi
 
+# A markdown chain: the MOCK line scripts 199 gotos and then a result.
+fake="$build/tests/fake-claude"
+md_steps=200
+mock="MOCK: $(for _ in $(seq 2 $md_steps); do printf 'reply <goto>STEP</goto> || '; done)reply <result>done</result>"
+mkdir -p mwf
+printf 'Take one step.\n%s\n' "$mock" >mwf/STEP.md
+ray_md() {
+	rm -rf .raymond fakedir; mkdir fakedir
+	FAKE_CLAUDE_DIR=$PWD/fakedir "$ray" mwf/STEP.md --claude "$fake" --quiet --no-debug --budget 0
+}
+fake_md() {
+	rm -rf fakedir; mkdir fakedir
+	local sid=00000000-0000-4000-8000-000000000001 i=1 flags prompt
+	prompt=$(cat mwf/STEP.md)
+	while [ $i -le $md_steps ]; do
+		if [ $i = 1 ]; then flags="--session-id $sid"; else flags="--resume $sid"; fi
+		# shellcheck disable=SC2086
+		FAKE_CLAUDE_DIR=$PWD/fakedir "$fake" -p --output-format stream-json --verbose \
+			--permission-mode acceptEdits $flags --disallowed-tools X -- "$prompt" </dev/null >/dev/null
+		i=$((i + 1))
+	done
+}
+m_ray=$(measure ray_md)
+m_fake=$(measure fake_md)
+
 b=$(measure bash_chain)
 r=$(measure ray_chain)
 v=$(measure ver_loop)
 t=$(measure true_loop)
 
 awk -v r="$r" -v b="$b" -v v="$v" -v t="$t" -v n="$steps" \
-    -v sr="$s_ray" -v sc="$s_cat" -v sb="$stream_bytes" -v rss="$rss" 'BEGIN {
+    -v sr="$s_ray" -v sc="$s_cat" -v sb="$stream_bytes" -v rss="$rss" \
+    -v mr="$m_ray" -v mf="$m_fake" -v mn="$md_steps" 'BEGIN {
 	printf "%-34s %12s %12s %8s\n", "benchmark", "raymond", "baseline", "ratio"
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "chain of " n " script steps", r / 1e6, b / 1e6, r / b
 	printf "%-34s %10.3fms\n", "raymond cost per transition", (r - b) / n / 1e6
 	printf "%-34s %10.3fms %10.3fms %7.2fx\n", "raymond --version (one run)", v / 100 / 1e6, t / 100 / 1e6, v / t
+	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "chain of " mn " markdown steps (fake)", mr / 1e6, mf / 1e6, mr / mf
+	printf "%-34s %10.3fms\n", "raymond cost per markdown step", (mr - mf) / mn / 1e6
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "100 MB stream-json, one turn", sr / 1e6, sc / 1e6, sr / sc
 	printf "%-34s %8.0fMB/s  peak RSS %.1f MB\n", "stream-json reading rate", sb / 1048576 / (sr / 1e9), rss / 1024
 }'
