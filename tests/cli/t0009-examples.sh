@@ -16,4 +16,49 @@ test_expect_success 'workflows/fanout runs one worker per word in parallel' '
 	test "$(grep -c "^main_worker[123] finished" out)" = 3 &&
 	ls fanout-out/main_worker1.txt fanout-out/main_worker2.txt fanout-out/main_worker3.txt
 '
+# Copy example NAME to ./NAME and append a MOCK line to each listed prompt,
+# so the fake claude plays the model: script STATE "MOCK: ..." ...
+copy_example() {
+	cp -r "$TESTS_TOP/workflows/$1" "$1"
+	export RAYMOND_CLAUDE="$(dirname "$RAYMOND")/tests/fake-claude" FAKE_CLAUDE_DIR=$PWD/fake
+	mkdir -p fake
+}
+script() { printf '\n%s\n' "$2" >>"$1"; }
+
+test_expect_success 'workflows/review-loop plans, implements, loops on review, then commits' '
+	copy_example review-loop &&
+	script review-loop/1_START.md "MOCK: reply plan written" &&
+	script review-loop/IMPLEMENT.md "MOCK: reply implemented" &&
+	script review-loop/REVIEW.md "MOCK: reply <goto>IMPLEMENT</goto> || reply <goto>COMMIT</goto>" &&
+	script review-loop/COMMIT.md "MOCK: reply <result>Add a verbose flag</result>" &&
+	raymond review-loop --input "add a verbose flag" >out 2>err &&
+	test "$(cat out)" = "Add a verbose flag" &&
+	test "$(grep -c "IMPLEMENT.md -> goto CHECK.sh" err)" = 2 &&
+	grep -q "1_START.md -> reset IMPLEMENT.md" err &&
+	grep -q "REVIEW.md.*-> goto COMMIT.md" err &&
+	grep -q "no tests found" fake/log.jsonl
+'
+
+test_expect_success 'workflows/classify passes the message on implicitly and routes on the verdict' '
+	copy_example classify &&
+	script classify/1_START.md "MOCK: reply noted" &&
+	script classify/CLASSIFY.md "MOCK: reply <result>NEGATIVE</result>" &&
+	script classify/APOLOGISE.md "MOCK: reply <result>We are sorry.</result>" &&
+	raymond classify --input "my order broke" >out 2>err &&
+	test "$(cat out)" = "We are sorry." &&
+	grep -q "1_START.md -> function CLASSIFY.md (return to ROUTE.sh)" err &&
+	grep -q "ROUTE.sh -> goto APOLOGISE.md" err &&
+	grep "my order broke" fake/log.jsonl | grep -q "claude-haiku"
+'
+
+test_expect_success 'workflows/fanout-md forks one summariser per file and collects them' '
+	copy_example fanout-md &&
+	script fanout-md/1_START.md "MOCK: bash mkdir -p summaries && printf \"a.md\\nb.md\\n\" >summaries/expected.txt => <fork next=\"COLLECT.sh\" file=\"a.md\">SUMMARISE</fork><fork next=\"COLLECT.sh\" file=\"b.md\">SUMMARISE</fork>" &&
+	script fanout-md/SUMMARISE.md "MOCK: bash echo about {{file}} >summaries/{{agent_id}}.txt => <result>done</result>" &&
+	raymond fanout-md >out 2>err &&
+	test "$(cat out)" = "2 of 2 summaries written to summaries/" &&
+	grep -qx "about a.md" summaries/main_summar1.txt &&
+	grep -qx "about b.md" summaries/main_summar2.txt
+'
+
 test_done
