@@ -22,6 +22,8 @@ enum ray_command {
 	RAY_CMD_VERSION,
 };
 
+#define RAY_MAX_HOOKS 64
+
 struct ray_opts {
 	enum ray_command command;
 	const char *workflow;	/* WORKFLOW argument */
@@ -36,6 +38,9 @@ struct ray_opts {
 	const char *effort;	/* --effort */
 	const char *claude;	/* --claude PATH */
 	int skip_permissions;	/* --dangerously-skip-permissions */
+	const char *hooks[RAY_MAX_HOOKS];	/* --hooks FILE, in order */
+	int nhooks;
+	int no_default_hooks;	/* --no-default-hooks */
 	int no_wait;		/* --no-wait */
 	int quiet;
 	int no_debug;

@@ -60,6 +60,20 @@ push_opts(lua_State *L, void *ud)
 		lua_pushboolean(L, 1);
 		lua_setfield(L, -2, "no_wait");
 	}
+	if (o->no_default_hooks) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "no_default_hooks");
+	}
+	if (o->nhooks > 0) {
+		int i;
+
+		lua_createtable(L, o->nhooks, 0);
+		for (i = 0; i < o->nhooks; i++) {
+			lua_pushstring(L, o->hooks[i]);
+			lua_rawseti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, "hooks");
+	}
 	if (getcwd(cwd, sizeof(cwd)) != NULL)
 		set_str(L, "cwd", cwd);
 	if (o->timeout >= 0) {

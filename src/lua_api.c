@@ -313,6 +313,24 @@ api_lock(lua_State *L)
 	return 1;
 }
 
+/* raymond.hash(s) -> 16 hex digits of FNV-1a 64: a cheap fingerprint */
+static int
+api_hash(lua_State *L)
+{
+	size_t len, i;
+	const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &len);
+	uint64_t h = 14695981039346656037ULL;
+	char out[17];
+
+	for (i = 0; i < len; i++) {
+		h ^= s[i];
+		h *= 1099511628211ULL;
+	}
+	snprintf(out, sizeof(out), "%016llx", (unsigned long long)h);
+	lua_pushstring(L, out);
+	return 1;
+}
+
 /* raymond.uuid() -> a random (version 4) UUID, for Claude session ids */
 static int
 api_uuid(lua_State *L)
@@ -454,6 +472,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "lock", api_lock },
 	{ "now", api_now },
 	{ "uuid", api_uuid },
+	{ "hash", api_hash },
 	{ "clock", api_clock },
 	{ "getcwd", api_getcwd },
 	{ "environ", api_environ },

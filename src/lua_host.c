@@ -132,6 +132,7 @@ install_api(lua_State *L, struct ray_host *h)
 	lua_newtable(L);
 	ray__sched_register(L, h);
 	ray__api_register(L, h);
+	ray__limit_register(L, h);
 	luaL_requiref(L, "cjson", luaopen_cjson, 0);
 	lua_setfield(L, -2, "cjson");
 	lua_getglobal(L, "package");
@@ -141,6 +142,50 @@ install_api(lua_State *L, struct ray_host *h)
 	lua_pop(L, 3);
 }
 
+/*
+ * The allocator of the Lua state: a realloc that keeps count and refuses
+ * to grow past mem_limit.  Lua answers a refusal with an emergency
+ * collection and then a "not enough memory" error, which stops the hook
+ * (or engine step) that asked, not the process.
+ */
+static void *
+limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct ray_host *h = ud;
+	size_t old = ptr ? osize : 0;	/* without ptr, osize is a type tag */
+	void *p;
+
+	if (nsize == 0) {
+		free(ptr);
+		h->mem_used -= old;
+		return NULL;
+	}
+	if (h->mem_limit && nsize > old && h->mem_used + (nsize - old) > h->mem_limit)
+		return NULL;
+	p = realloc(ptr, nsize);
+	if (p == NULL)
+		return NULL;
+	h->mem_used = h->mem_used - old + nsize;
+	return p;
+}
+
+static int
+panic(lua_State *L)
+{
+	fprintf(stderr, "raymond: internal error: Lua panic: %s\n", lua_tostring(L, -1));
+	return 0;	/* abort() follows */
+}
+
+/* RAYMOND_LUA_MEMORY_MB caps the Lua state; the default is 512 MiB. */
+static size_t
+memory_limit(void)
+{
+	const char *s = getenv("RAYMOND_LUA_MEMORY_MB");
+	long mb = s ? strtol(s, NULL, 10) : 512;
+
+	return mb > 0 ? (size_t)mb << 20 : 0;
+}
+
 int
 ray_host_open(uv_loop_t *loop, struct ray_host **out, struct ray_err *err)
 {
@@ -148,11 +193,13 @@ ray_host_open(uv_loop_t *loop, struct ray_host **out, struct ray_err *err)
 
 	h->loop = loop;
 	h->flush_ref = LUA_NOREF;
-	h->L = luaL_newstate();
+	h->mem_limit = memory_limit();
+	h->L = lua_newstate(limited_alloc, h);
 	if (h->L == NULL) {
 		free(h);
 		return ray_err_set(err, RAY_ELUA, "cannot create the Lua state");
 	}
+	lua_atpanic(h->L, panic);
 	luaL_openlibs(h->L);
 	install_searcher(h->L);
 	install_api(h->L, h);

@@ -54,6 +54,8 @@ struct ray_host *ray__host_from(lua_State *L);
 void ray__sched_register(lua_State *L, struct ray_host *h);
 /* Register the other raymond functions on the table at -1. */
 void ray__api_register(lua_State *L, struct ray_host *h);
+/* Register the hook-call limits (lua_limit.c) on the table at -1. */
+void ray__limit_register(lua_State *L, struct ray_host *h);
 /* Call f (at -1-nargs) with a traceback handler; on error leave the message. */
 int ray__pcall(lua_State *L, int nargs, int nres);
 

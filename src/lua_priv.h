@@ -30,6 +30,10 @@ struct ray_host {
 	int stopping;		/* no more launches: error or signal */
 	int crashed;		/* a Lua error escaped a coroutine */
 	int sleepers;		/* coroutines waiting in raymond.sleep */
+
+	/* Memory (lua_host.c): the whole Lua state, engine and hooks. */
+	size_t mem_used;
+	size_t mem_limit;	/* 0: no limit */
 };
 
 struct ray_tagparse;

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #define TAIL_MAX 4096
+#define CAPTURE_MAX (64 * 1024 * 1024)
 
 struct ray_job {
 	struct ray_host *h;
@@ -56,6 +57,9 @@ struct ray_job {
 	struct ray_buf out_tail;
 	struct ray_buf err_tail;
 	char *spawn_error;
+	int capture;		/* keep all of stdout and stderr (raymond.exec) */
+	struct ray_buf out_all;
+	struct ray_buf err_all;
 	int lines_ref;		/* function called per stdout line, or LUA_NOREF */
 	struct ray_buf line;	/* the stdout line being assembled */
 	int lines_failed;	/* the line function raised; no more calls */
@@ -291,6 +295,8 @@ on_out(void *ud, const char *data, size_t len)
 	if (j->out_fd >= 0)
 		write_all(j->out_fd, data, len);
 	keep_tail(&j->out_tail, data, len);
+	if (j->capture && j->out_all.len < CAPTURE_MAX)
+		ray_buf_add(&j->out_all, data, len);
 	if (j->tp && !j->tag_failed &&
 	    ray_tagparse_feed(j->tp, data, len, &j->tag_err) < 0)
 		j->tag_failed = 1;
@@ -306,6 +312,8 @@ on_err(void *ud, const char *data, size_t len)
 	if (j->err_fd >= 0)
 		write_all(j->err_fd, data, len);
 	keep_tail(&j->err_tail, data, len);
+	if (j->capture && j->err_all.len < CAPTURE_MAX)
+		ray_buf_add(&j->err_all, data, len);
 }
 
 /* ---- results ----------------------------------------------------------- */
@@ -366,6 +374,12 @@ push_result(lua_State *L, struct ray_job *j, const struct ray_proc_result *res)
 	lua_setfield(L, -2, "stdout_tail");
 	lua_pushlstring(L, ray_buf_str(&j->err_tail), j->err_tail.len);
 	lua_setfield(L, -2, "stderr_tail");
+	if (j->capture) {
+		lua_pushlstring(L, ray_buf_str(&j->out_all), j->out_all.len);
+		lua_setfield(L, -2, "stdout");
+		lua_pushlstring(L, ray_buf_str(&j->err_all), j->err_all.len);
+		lua_setfield(L, -2, "stderr");
+	}
 	if (j->tp) {
 		if (!j->tag_failed &&
 		    ray_tagparse_finish(j->tp, &j->tag_err) < 0)
@@ -395,6 +409,8 @@ job_free(struct ray_job *j)
 	ray_buf_release(&j->out_tail);
 	ray_buf_release(&j->err_tail);
 	ray_buf_release(&j->line);
+	ray_buf_release(&j->out_all);
+	ray_buf_release(&j->err_all);
 	luaL_unref(j->h->L, LUA_REGISTRYINDEX, j->lines_ref);
 	free(j->spawn_error);
 	free(j);
@@ -526,10 +542,11 @@ open_append(lua_State *L, int idx, const char *field)
 }
 
 /*
- * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, lines=, stdout_file=,
- * stderr_file=} runs a command and returns its result table when it ends.
- * Must be called from a coroutine started by raymond.go.  `lines`, a
- * function, is called with each line of stdout as it completes.
+ * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, lines=, capture=,
+ * stdout_file=, stderr_file=} runs a command and returns its result table
+ * when it ends.  Must be called from a coroutine started by raymond.go.
+ * `lines`, a function, is called with each line of stdout as it completes;
+ * `capture` keeps all of stdout and stderr (up to 64 MiB each).
  */
 static int
 api_spawn(lua_State *L)
@@ -568,6 +585,9 @@ api_spawn(lua_State *L)
 	lua_getfield(L, 1, "tags");
 	if (lua_toboolean(L, -1))
 		j->tp = ray_tagparse_new(on_print, j);
+	lua_pop(L, 1);
+	lua_getfield(L, 1, "capture");
+	j->capture = lua_toboolean(L, -1);
 	lua_pop(L, 1);
 	lua_getfield(L, 1, "lines");
 	if (lua_isfunction(L, -1))

@@ -57,6 +57,12 @@ ray_cli_usage(void)
 "                       let Claude run any tool without asking (default: it may\n"
 "                       edit files, see --permission-mode acceptEdits)\n"
 "  --no-wait            stop at a usage limit instead of waiting for its reset\n"
+"\n"
+"hooks (Lua files returning handlers by event; see docs/hooks.md):\n"
+"  --hooks FILE         load FILE after the default hooks and the workflow's\n"
+"                       hooks.lua and hooks/*.lua; may be given again\n"
+"  --no-default-hooks   leave out the built-in hooks (budget, max_visits,\n"
+"                       evaluate, loop detection)\n"
 "  --quiet              print no progress, only errors and the workflow's output\n"
 "  --no-debug           keep no per-step record in .raymond/debug/\n"
 "  --version            print the version\n"
@@ -75,7 +81,8 @@ ray_cli_usage(void)
 
 enum { OPT_INPUT = 256, OPT_RESUME, OPT_WFID, OPT_LIST, OPT_STATUS,
 	OPT_TIMEOUT, OPT_MAXPAR, OPT_QUIET, OPT_NODEBUG, OPT_VERSION, OPT_HELP,
-	OPT_BUDGET, OPT_MODEL, OPT_EFFORT, OPT_CLAUDE, OPT_SKIP, OPT_NOWAIT };
+	OPT_BUDGET, OPT_MODEL, OPT_EFFORT, OPT_CLAUDE, OPT_SKIP, OPT_NOWAIT,
+	OPT_HOOKS, OPT_NODEFHOOKS };
 
 static const struct option longopts[] = {
 	{ "input", required_argument, NULL, OPT_INPUT },
@@ -95,6 +102,8 @@ static const struct option longopts[] = {
 	{ "claude", required_argument, NULL, OPT_CLAUDE },
 	{ "dangerously-skip-permissions", no_argument, NULL, OPT_SKIP },
 	{ "no-wait", no_argument, NULL, OPT_NOWAIT },
+	{ "hooks", required_argument, NULL, OPT_HOOKS },
+	{ "no-default-hooks", no_argument, NULL, OPT_NODEFHOOKS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -150,6 +159,15 @@ ray_cli_parse(int argc, char **argv, struct ray_opts *o, struct ray_err *err)
 		case OPT_CLAUDE: o->claude = optarg; break;
 		case OPT_SKIP: o->skip_permissions = 1; break;
 		case OPT_NOWAIT: o->no_wait = 1; break;
+		case OPT_NODEFHOOKS: o->no_default_hooks = 1; break;
+		case OPT_HOOKS:
+			if (o->nhooks == RAY_MAX_HOOKS) {
+				ray_err_set(err, RAY_EINVAL, "more than %d --hooks files", RAY_MAX_HOOKS);
+				ray_err_hint(err, "put hook files in the workflow's hooks/ folder instead");
+				return RAY_EINVAL;
+			}
+			o->hooks[o->nhooks++] = optarg;
+			break;
 		case OPT_EFFORT:
 			if ((r = check_effort(optarg, err)) < 0)
 				return r;

@@ -116,7 +116,8 @@ end
 -- Classify a finished invocation.
 function M.outcome(res, st)
   local text = st.result or st.last_text or ""
-  local out = { session = st.session, cost = st.cost, text = text, stderr = res.stderr_tail or "" }
+  local out = { session = st.session, cost = st.cost, text = text, stderr = res.stderr_tail or "",
+                duration = res.duration, exit = res.exit }
   if res.killed and not res.timed_out then out.kind = "stopped" return out end
   if res.spawn_error then
     out.kind, out.msg = "fatal", "cannot run the Claude Code CLI: " .. res.spawn_error

@@ -13,6 +13,7 @@
 
 local raymond = require("raymond")
 local console = require("raymond.console")
+local hookapi = require("raymond.hookapi")
 local hooks = require("raymond.hooks")
 local markdown = require("raymond.markdown")
 local resolve = require("raymond.resolve")
@@ -26,7 +27,7 @@ local STDERR_LINES = 10
 
 -- Options a run keeps in its state file; given again on --resume they win.
 M.LAUNCH_OPTIONS = { "timeout", "max_parallel", "budget", "model", "effort", "claude",
-                     "skip_permissions", "no_wait" }
+                     "skip_permissions", "no_wait", "hooks", "no_default_hooks" }
 
 -- ---------------------------------------------------------------- context
 
@@ -36,6 +37,23 @@ local ctx
 local function where(agent)
   return string.format("%s (agent %s)",
     console.rel(ctx.run.workflow .. "/" .. agent.state, ctx.cwd), agent.id)
+end
+
+local function event(agent, fields)
+  local ev = {
+    run_id = ctx.run.id,
+    workflow = ctx.run.workflow,
+    run = { id = ctx.run.id, data = ctx.run.data, cost_usd = ctx.run.cost or 0,
+            budget_usd = ctx.run.launch.budget },
+  }
+  if agent then
+    ev.agent_id = agent.id
+    ev.state = agent.state
+    ev.agent = { id = agent.id, data = agent.data, state = agent.state, cwd = agent.cwd,
+                 depth = #agent.stack, cost_usd = agent.cost or 0 }
+  end
+  for k, v in pairs(fields or {}) do ev[k] = v end
+  return ev
 end
 
 local function resume_hint()
@@ -52,6 +70,12 @@ local function fail(agent, msg, detail, hint)
   console.error(text, detail, hint or resume_hint())
   raymond.mark_dirty()
   raymond.stop()
+  -- Hooks hear of it when we are in a coroutine (not in the flush); what
+  -- they return, or a failure of theirs, cannot change the outcome.
+  if ctx.hooks and coroutine.isyieldable() then
+    hooks.emit(ctx.hooks, "Error", event(agent, { error = text }))
+    hooks.emit(ctx.hooks, "RunEnd", event(nil, { status = "failed", error = text }))
+  end
 end
 
 local function save()
@@ -86,23 +110,6 @@ end
 
 -- ------------------------------------------------------------------ hooks
 
-local function event(agent, fields)
-  local ev = {
-    run_id = ctx.run.id,
-    workflow = ctx.run.workflow,
-    run = { id = ctx.run.id, data = ctx.run.data, cost_usd = ctx.run.cost or 0,
-            budget_usd = ctx.run.launch.budget },
-  }
-  if agent then
-    ev.agent_id = agent.id
-    ev.state = agent.state
-    ev.agent = { id = agent.id, data = agent.data, state = agent.state, cwd = agent.cwd,
-                 depth = #agent.stack, cost_usd = agent.cost or 0 }
-  end
-  for k, v in pairs(fields or {}) do ev[k] = v end
-  return ev
-end
-
 -- Emit `name`; on a hook failure the run fails and nil is returned.
 local function emit(name, agent, fields)
   local d, err = hooks.emit(ctx.hooks, name, event(agent, fields))
@@ -124,6 +131,9 @@ local function stop(agent, why)
   raymond.stderr(string.format("raymond: [%s] %s\n", agent.id, why))
   raymond.mark_dirty()
   raymond.stop()
+  if coroutine.isyieldable() then
+    hooks.emit(ctx.hooks, "RunEnd", event(nil, { status = "stopped", error = why }))
+  end
 end
 
 local function stop_by_hook(agent, d)
@@ -138,6 +148,37 @@ local function from_hook(t)
   end
   local body = t.tag == "result" and (t.payload or "") or (t.target or "")
   return transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } }, ctx.run.workflow)
+end
+
+-- What a PreState or PostState decision means for the state: returns
+-- "go" to run (or decide) as usual, a transition to take instead, or nil
+-- and an error table, or nil and nil when the run stopped.  `block`
+-- tells whether a block decision is possible here (it is not, before a
+-- state has run).
+local function state_decision(agent, d, block)
+  if not d then return nil, nil end
+  if d.continue == false then
+    stop_by_hook(agent, d)
+    return nil, nil
+  end
+  if block and d.decision == "block" then
+    return nil, { msg = string.format("blocked by %s: %s", d.by, d.reason or "(no reason given)") }
+  end
+  if d.transition then
+    local tr, err = from_hook(d.transition)
+    if not tr then
+      return nil, { msg = string.format("hook %s returned an invalid transition: %s", d.by, err) }
+    end
+    return tr
+  end
+  return "go"
+end
+
+-- The PreTransition decision for `tr`, emitted once; markdown states ask
+-- for it themselves so that a block can re-prompt the model.
+local function pre_transition(agent, tr)
+  if not tr.pre then tr.pre = emit("PreTransition", agent, { transition = tr }) end
+  return tr.pre
 end
 
 -- ------------------------------------------------------------ script states
@@ -168,6 +209,8 @@ end
 -- Run a script state; returns its transition, or nil and an error table
 -- {msg=, detail=, hint=}, or nil and nil when the run stopped under it.
 local function run_script(agent)
+  local pre, perr = state_decision(agent, emit("PreState", agent, { kind = "script" }), false)
+  if pre ~= "go" then return pre, perr end
   local file = ctx.run.workflow .. "/" .. agent.state
   local spec = {
     argv = { "bash", file }, env = script_env(agent, file), cwd = agent.cwd,
@@ -203,6 +246,10 @@ local function run_script(agent)
   if res.tag_error then
     return nil, { msg = res.tag_error }
   end
+  local post, serr = state_decision(agent, emit("PostState", agent, {
+    kind = "script", output = res.stdout_tail, exit_code = res.exit, duration = res.duration, cost_usd = 0,
+  }), true)
+  if post ~= "go" then return post, serr end
   local tr, err = transition.decide(res.tags, ctx.run.workflow)
   if not tr then return nil, { msg = err, detail = console.tail(res.stdout_tail, 5) } end
   return tr
@@ -249,7 +296,7 @@ end
 local function take_transition(agent, tr)
   local from = agent.state
   local err
-  local d = emit("PreTransition", agent, { transition = tr })
+  local d = pre_transition(agent, tr)
   if not d then return false end
   if d.continue == false then
     stop_by_hook(agent, d)
@@ -306,8 +353,13 @@ function agent_loop(agent)
 end
 
 E.emit, E.stop, E.stop_by_hook, E.debug_base = emit, stop, stop_by_hook, debug_base
+E.state_decision, E.pre_transition = state_decision, pre_transition
 
 -- ------------------------------------------------------------------ start
+
+local function absolute(cwd, path)
+  return path:sub(1, 1) == "/" and path or (cwd .. "/" .. path)
+end
 
 local function base_environ()
   local env = raymond.environ()
@@ -329,9 +381,9 @@ local function setup(opts, ws, run)
   end
   raymond.set_max_parallel(run.launch.max_parallel or 0)
   raymond.set_flush(flush)
-  local files, ferr = hooks.discover(run.workflow)
+  local files, ferr = hooks.discover(run.workflow, run.launch)
   if not files then return nil, ferr end
-  local set, herr = hooks.load(files)
+  local set, herr = hooks.load(files, hookapi.new(ctx))
   if not set then return nil, herr end
   ctx.hooks = set
   return true
@@ -368,10 +420,9 @@ function M.start(opts)
     if opts[k] ~= nil then launch[k] = opts[k] end
   end
   launch.claude = launch.claude or os.getenv("RAYMOND_CLAUDE") or "claude"
-  -- States run in other directories, so a relative path must be made absolute.
-  if launch.claude:find("/", 1, true) and launch.claude:sub(1, 1) ~= "/" then
-    launch.claude = opts.cwd .. "/" .. launch.claude
-  end
+  -- States run in other directories, so relative paths are made absolute.
+  if launch.claude:find("/", 1, true) then launch.claude = absolute(opts.cwd, launch.claude) end
+  for i, path in ipairs(launch.hooks or {}) do launch.hooks[i] = absolute(opts.cwd, path) end
   local run = runstate.new(id, scope, entry, launch)
   run.agents[1] = { id = "main", state = entry, stack = {}, cwd = opts.cwd,
                     input = opts.input, vars = {}, data = {} }

@@ -56,10 +56,9 @@ local function status(opts)
     "Updated:   " .. tostring(run.updated_at),
     "Steps:     " .. run.steps,
   }
-  local files = hooks.discover(run.workflow) or {}
-  local names = {}
-  for i, f in ipairs(files) do names[i] = f.name end
-  out[#out + 1] = "Hooks:     " .. (#names > 0 and table.concat(names, ", ") or "(none)")
+  local files, herr = hooks.discover(run.workflow, run.launch)
+  local names = files and hooks.names(files) or { "(" .. tostring(herr) .. ")" }
+  out[#out + 1] = "Hooks:     " .. (#names > 0 and table.concat(names, "\n           ") or "(none)")
   out[#out + 1] = "Agents:    " .. (#run.agents == 0 and "(none)" or "")
   for _, a in ipairs(run.agents) do
     local stack = {}

@@ -46,14 +46,14 @@ local function load(E, file)
   if not text then return nil, { msg = err } end
   local meta, body = raymond.frontmatter(text)
   if not meta then return nil, { msg = body, hint = "fix the frontmatter, then: raymond --resume " .. E.ctx.run.id } end
-  local pol, warnings = policy.parse(meta, console.rel(file, E.ctx.cwd))
+  local pol, warnings = policy.parse(meta, console.rel(file, E.ctx.cwd), E.ctx.hooks.frontmatter)
   if not pol then return nil, { msg = warnings } end
   E.ctx.warned = E.ctx.warned or {}
   if not E.ctx.warned[file] then
     E.ctx.warned[file] = true
     for _, w in ipairs(warnings) do console.warn("%s", w) end
   end
-  return pol, body
+  return pol, body, meta
 end
 
 local function decide(E, pol, text, vars)
@@ -203,7 +203,7 @@ end
 function M.run(E, agent)
   local ctx = E.ctx
   local file = ctx.run.workflow .. "/" .. agent.state
-  local pol, body = load(E, file)
+  local pol, body, meta = load(E, file)
   if not pol then return nil, body end
   local vars = template.vars(ctx.run, agent)
   local launch = ctx.run.launch
@@ -212,12 +212,9 @@ function M.run(E, agent)
     effort = pol.effort or launch.effort, timeout = pol.timeout or launch.timeout,
   }
   if agent.context then inv.prompt = inv.prompt .. "\n\n" .. agent.context end
-  local d = E.emit("PreState", agent, { invocation = inv })
-  if not d then return nil, nil end
-  if d.continue == false then
-    E.stop_by_hook(agent, d)
-    return nil, nil
-  end
+  local d = E.emit("PreState", agent, { kind = "markdown", invocation = inv, frontmatter = meta })
+  local pre, perr = E.state_decision(agent, d, false)
+  if pre ~= "go" then return pre, perr end
   inv.model = d.model or inv.model
   inv.effort = d.effort or inv.effort
   inv.prompt = d.prompt or inv.prompt
@@ -234,14 +231,15 @@ function M.run(E, agent)
     if out.kind == "budget" then
       return nil, { msg = out.msg .. " before it finished", hint = "raise --budget, then: raymond --resume " .. ctx.run.id }
     end
-    local tr, why = decide(E, pol, out.text, vars)
+    local tr, why, blocked = M.judge(E, agent, pol, out, vars, meta)
+    if tr == nil and why == nil then return nil, blocked end -- stopped, or an error table
     if tr then
       agent.context = nil
-      tr.cost = out.cost
+      tr.cost = tr.cost or out.cost
       return tr
     end
     local quoted = console.tail(out.text, 20)
-    if not policy.has_policy(pol) then
+    if not blocked and not policy.has_policy(pol) then
       return nil, { msg = why, detail = quoted,
         hint = "make the prompt end with exactly one tag, or give it allowed_transitions so raymond can remind the model" }
     end
@@ -250,8 +248,36 @@ function M.run(E, agent)
     end
     console.progress("[%s] %s: %s; reminding the model (attempt %d of %d)", agent.id, agent.state, why,
       attempt + 1, M.ATTEMPTS)
-    inv.prompt = base_prompt .. policy.reminder(pol, "your last reply was not accepted: " .. why .. ".")
+    local reminder = "your last reply was not accepted: " .. why .. "."
+    if policy.has_policy(pol) then
+      inv.prompt = base_prompt .. policy.reminder(pol, reminder)
+    else
+      inv.prompt = base_prompt .. "\n\n---\nREMINDER: " .. reminder .. "\n---"
+    end
   end
+end
+
+-- Weigh one reply: hooks first (PostState may replace the transition or
+-- block the reply), then the tags, then PreTransition (which may block).
+-- Returns the transition; or nil, why, blocked for a reply to re-prompt;
+-- or nil, nil, err-or-nil when the run fails or stops.
+function M.judge(E, agent, pol, out, vars, meta)
+  local d = E.emit("PostState", agent, { kind = "markdown", output = out.text, cost_usd = out.cost,
+    duration = out.duration, exit_code = out.exit, frontmatter = meta })
+  if d and d.decision == "block" then
+    return nil, "a hook (" .. tostring(d.by) .. ") blocked it: " .. (d.reason or "no reason given"), true
+  end
+  local post, perr = E.state_decision(agent, d, false)
+  if post == nil then return nil, nil, perr end
+  if post ~= "go" then return post end
+  local tr, why = decide(E, pol, out.text, vars)
+  if not tr then return nil, why, false end
+  local pre = E.pre_transition(agent, tr)
+  if not pre then return nil, nil, nil end
+  if pre.decision == "block" then
+    return nil, "a hook (" .. tostring(pre.by) .. ") blocked it: " .. (pre.reason or "no reason given"), true
+  end
+  return tr
 end
 
 return M

@@ -33,13 +33,18 @@ local entry_keys = { tag = true, target = true, ["return"] = true, next = true, 
 local function trim(s) return (tostring(s):gsub("^%s+", ""):gsub("%s+$", "")) end
 
 -- Returns the policy, a list of warnings, or nil and an error message.
-function M.parse(meta, file)
+-- `extra` names the fields hooks read (field = type); they are not
+-- reported as unknown, and not checked here.
+function M.parse(meta, file, extra)
   local pol = { allowed = {} }
   local warnings = {}
   for k, v in pairs(meta) do
     local want = M.fields[k]
+    if not want and extra and extra[k] then want = "hook" end
     if not want then
       warnings[#warnings + 1] = string.format("%s: unknown frontmatter field '%s' (ignored)", file, tostring(k))
+    elseif want == "hook" then
+      -- read by a hook file, which checks it itself
     elseif want == "list" then
       if type(v) ~= "table" then
         return nil, string.format("%s: allowed_transitions must be a list of {tag: ..., target: ...}", file)
