@@ -56,6 +56,15 @@ local function event(agent, fields)
   return ev
 end
 
+-- RunEnd, once per process, when hooks can run (in a coroutine).
+local function run_end(fields)
+  if ctx.run_ended or not ctx.hooks or not coroutine.isyieldable() then return end
+  ctx.run_ended = true
+  -- The run is over whatever a handler says; a failing one is reported.
+  local d, err = hooks.emit(ctx.hooks, "RunEnd", event(nil, fields))
+  if not d then console.warn("%s", err) end
+end
+
 local function resume_hint()
   return "fix the cause, then continue with: raymond --resume " .. ctx.run.id
 end
@@ -73,8 +82,9 @@ local function fail(agent, msg, detail, hint)
   -- Hooks hear of it when we are in a coroutine (not in the flush); what
   -- they return, or a failure of theirs, cannot change the outcome.
   if ctx.hooks and coroutine.isyieldable() then
-    hooks.emit(ctx.hooks, "Error", event(agent, { error = text }))
-    hooks.emit(ctx.hooks, "RunEnd", event(nil, { status = "failed", error = text }))
+    local d, err = hooks.emit(ctx.hooks, "Error", event(agent, { error = text }))
+    if not d then console.warn("%s", err) end
+    run_end({ status = "failed", error = text })
   end
 end
 
@@ -128,12 +138,10 @@ local function stop(agent, why)
   ctx.stopped = why
   ctx.run.status = "stopped"
   ctx.run.error = why
-  raymond.stderr(string.format("raymond: [%s] %s\n", agent.id, why))
+  raymond.stderr(string.format("raymond: %s%s\n", agent and ("[" .. agent.id .. "] ") or "", why))
   raymond.mark_dirty()
   raymond.stop()
-  if coroutine.isyieldable() then
-    hooks.emit(ctx.hooks, "RunEnd", event(nil, { status = "stopped", error = why }))
-  end
+  run_end({ status = "stopped", error = why })
 end
 
 local function stop_by_hook(agent, d)
@@ -288,7 +296,7 @@ end
 local function end_run()
   ctx.run.status = "completed"
   raymond.mark_dirty()
-  emit("RunEnd", nil, { status = "completed", result = ctx.run.result })
+  run_end({ status = "completed", result = ctx.run.result })
 end
 
 -- Let hooks weigh in on a decided transition, then apply it.  Returns
@@ -390,7 +398,12 @@ local function setup(opts, ws, run)
 end
 
 local function start_agents(event_name)
-  if not emit(event_name, nil, {}) then return end
+  local d = emit(event_name, nil, {})
+  if not d then return end
+  if d.continue == false then
+    stop_by_hook(nil, d)
+    return
+  end
   raymond.mark_dirty()
   for _, a in ipairs(ctx.run.agents) do raymond.go(agent_loop, a) end
 end

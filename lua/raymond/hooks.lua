@@ -14,7 +14,8 @@
 --
 -- Each file runs in an environment of its own whose reads fall back to a
 -- shared, restricted base: no io, os.execute, os.exit, io.popen, require,
--- dofile, loadfile or bytecode.  Handlers run inside the calling agent's
+-- dofile, loadfile or bytecode, and no coroutine library (a coroutine made
+-- inside a hook would run outside its limits).  Handlers run inside the calling agent's
 -- coroutine, each call bounded by an instruction budget and a wall-clock
 -- limit (src/lua_limit.c); the whole Lua state has a memory cap.
 
@@ -57,7 +58,7 @@ local function safe_base(api)
     type = type, xpcall = xpcall, rawequal = rawequal, rawget = rawget,
     rawset = rawset, rawlen = rawlen, setmetatable = setmetatable,
     getmetatable = getmetatable, string = string, table = table, math = math,
-    utf8 = utf8, coroutine = coroutine, _VERSION = _VERSION,
+    utf8 = utf8, _VERSION = _VERSION,
     os = { time = os.time, clock = os.clock, date = os.date, getenv = os.getenv },
   }
   local function log(...)
