@@ -61,4 +61,52 @@ test_expect_success 'workflows/fanout-md forks one summariser per file and colle
 	grep -qx "about b.md" summaries/main_summar2.txt
 '
 
+test_expect_success 'workflows/review-loop stops reviewing after max_visits' '
+	copy_example review-loop &&
+	script review-loop/1_START.md "MOCK: reply plan written" &&
+	script review-loop/IMPLEMENT.md "MOCK: reply implemented" &&
+	script review-loop/REVIEW.md "MOCK: reply <goto>IMPLEMENT</goto>" &&
+	script review-loop/COMMIT.md "MOCK: reply <result>Capped</result>" &&
+	raymond review-loop --input "loop forever" >out 2>err &&
+	test "$(cat out)" = Capped &&
+	test "$(grep -c "REVIEW.md.*-> goto IMPLEMENT.md" err)" = 3 &&
+	grep -q "REVIEW.md -> goto COMMIT.md" err
+'
+
+test_expect_success 'workflows/evaluator-gate lets a cheap evaluator route, and max_visits ends it' '
+	copy_example evaluator-gate &&
+	script evaluator-gate/1_START.md "MOCK: bash echo first > poem.txt => not a limerick\\nMOCK: reply NO" &&
+	script evaluator-gate/REVISE.md "MOCK: bash echo second > poem.txt => a limerick now\\nMOCK: reply YES" &&
+	raymond evaluator-gate --input cats >out 2>err &&
+	test "$(cat out)" = second &&
+	grep -q "1_START.md -> goto REVISE.md" err &&
+	grep -q "REVISE.md -> goto DONE.sh" err &&
+	test "$(grep -c "claude-haiku" fake/log.jsonl)" = 2
+'
+
+test_expect_success 'workflows/test-router sends IMPLEMENT back while the tests fail' '
+	copy_example test-router &&
+	script test-router/1_START.md "MOCK: reply <goto>IMPLEMENT</goto>" &&
+	script test-router/IMPLEMENT.md "MOCK: reply <goto>COMMIT</goto>" &&
+	script test-router/COMMIT.md "MOCK: reply <result>fixed it</result>" &&
+	printf "%s\n" "n=\$(cat runs 2>/dev/null || echo 0); echo \$((n + 1)) >runs" \
+	    "[ \$n -ge 1 ] || { echo FAILED: test_widget; exit 1; }" >check.sh &&
+	RAYMOND_TEST_COMMAND="sh check.sh" raymond test-router --input "fix the widget" >out 2>err &&
+	test "$(cat out)" = "fixed it" &&
+	test "$(cat runs)" = 2 &&
+	test "$(grep -c "IMPLEMENT.md -> goto IMPLEMENT.md" err)" = 1 &&
+	grep -q "FAILED: test_widget" fake/log.jsonl
+'
+
+test_expect_success 'workflows/team-budget switches to haiku once half the budget is spent' '
+	copy_example team-budget &&
+	script team-budget/1_START.md "MOCK: reply <goto>REFINE</goto> || reply <goto>REFINE</goto> || reply <goto>REFINE</goto> || reply <result>done</result>" &&
+	script team-budget/REFINE.md "MOCK: reply <goto>1_START</goto>" &&
+	raymond team-budget --input tea --budget 0.02 >out 2>err &&
+	test "$(cat out)" = done &&
+	grep -q "switching to haiku" err &&
+	sed -n "1,3p" fake/log.jsonl | grep -c "claude-sonnet" | grep -qx 3 &&
+	tail -1 fake/log.jsonl | grep -q "claude-haiku"
+'
+
 test_done
