@@ -199,6 +199,11 @@ ray_host_open(uv_loop_t *loop, struct ray_host **out, struct ray_err *err)
 		free(h);
 		return ray_err_set(err, RAY_ELUA, "cannot create the Lua state");
 	}
+	/*
+	 * Every coroutine starts with a copy of the main thread's extra space,
+	 * where lua_limit.c keeps a hook call's limit; it must start empty.
+	 */
+	memset(lua_getextraspace(h->L), 0, LUA_EXTRASPACE);
 	lua_atpanic(h->L, panic);
 	luaL_openlibs(h->L);
 	install_searcher(h->L);
