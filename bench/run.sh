@@ -11,12 +11,16 @@
 #   md      a 200-step markdown <goto> chain run with the fake claude of
 #           the tests, against a bash loop running the fake 200 times with
 #           the same arguments: raymond's own cost per markdown transition.
+#   hooks   the four events of a transition dispatched to 4 no-op hook
+#           files handling every event, against none (bench/hooks.lua,
+#           in the real host): the hooks' cost per transition.
 #   stream  a markdown state whose "claude" prints a 100 MB stream-json
 #           file, against `cat` of that file: raymond's reading rate in
 #           MB/s and its peak resident memory.
 # Times are the median of REPEAT runs (default 5).
 set -eu
 build=$(cd "${1:-build}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
 ray="$build/raymond"
 repeat=${REPEAT:-5}
 steps=${STEPS:-1000}
@@ -81,7 +85,8 @@ fake="$build/tests/fake-claude"
 md_steps=200
 mock="MOCK: $(for _ in $(seq 2 $md_steps); do printf 'reply <goto>STEP</goto> || '; done)reply <result>done</result>"
 mkdir -p mwf
-printf 'Take one step.\n%s\n' "$mock" >mwf/STEP.md
+# The same reply on every step is the point here, not a stuck model.
+printf -- '---\nmax_repeats: 0\n---\nTake one step.\n%s\n' "$mock" >mwf/STEP.md
 ray_md() {
 	rm -rf .raymond fakedir; mkdir fakedir
 	FAKE_CLAUDE_DIR=$PWD/fakedir "$ray" mwf/STEP.md --claude "$fake" --quiet --no-debug --budget 0
@@ -101,6 +106,8 @@ fake_md() {
 m_ray=$(measure ray_md)
 m_fake=$(measure fake_md)
 
+hooks_line=$("$build/tests/luarun" "$top/tests/lua/testing.lua" "$top/bench/hooks.lua" | grep '^HOOKS')
+
 b=$(measure bash_chain)
 r=$(measure ray_chain)
 v=$(measure ver_loop)
@@ -108,13 +115,16 @@ t=$(measure true_loop)
 
 awk -v r="$r" -v b="$b" -v v="$v" -v t="$t" -v n="$steps" \
     -v sr="$s_ray" -v sc="$s_cat" -v sb="$stream_bytes" -v rss="$rss" \
-    -v mr="$m_ray" -v mf="$m_fake" -v mn="$md_steps" 'BEGIN {
+    -v mr="$m_ray" -v mf="$m_fake" -v mn="$md_steps" -v hk="$hooks_line" 'BEGIN {
 	printf "%-34s %12s %12s %8s\n", "benchmark", "raymond", "baseline", "ratio"
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "chain of " n " script steps", r / 1e6, b / 1e6, r / b
 	printf "%-34s %10.3fms\n", "raymond cost per transition", (r - b) / n / 1e6
 	printf "%-34s %10.3fms %10.3fms %7.2fx\n", "raymond --version (one run)", v / 100 / 1e6, t / 100 / 1e6, v / t
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "chain of " mn " markdown steps (fake)", mr / 1e6, mf / 1e6, mr / mf
 	printf "%-34s %10.3fms\n", "raymond cost per markdown step", (mr - mf) / mn / 1e6
+	split(hk, h, " ")
+	printf "%-34s %10.1fus %10.1fus\n", "4 no-op hook files, per transition", h[4], h[3]
+	printf "%-34s %10.1fus\n", "no-op hooks, cost per transition", h[4] - h[3]
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "100 MB stream-json, one turn", sr / 1e6, sc / 1e6, sr / sc
 	printf "%-34s %8.0fMB/s  peak RSS %.1f MB\n", "stream-json reading rate", sb / 1048576 / (sr / 1e9), rss / 1024
 }'

@@ -122,6 +122,7 @@ end
 
 -- Emit `name`; on a hook failure the run fails and nil is returned.
 local function emit(name, agent, fields)
+  if not hooks.handles(ctx.hooks, name) then return {} end
   local d, err = hooks.emit(ctx.hooks, name, event(agent, fields))
   if not d then
     fail(agent, err, nil, "fix the hook, then continue with: raymond --resume " .. ctx.run.id)

@@ -144,14 +144,20 @@ end
 -- files: list of {name=, source=}.  Returns a hook set or nil and a message.
 function M.load(files, api)
   local base = safe_base(api)
-  local set = { files = {}, frontmatter = {} }
+  local set = { files = {}, frontmatter = {}, handled = {} }
   for _, f in ipairs(files) do
     local h, err = load_one(f.name, f.source, base)
     if not h then return nil, err end
     set.files[#set.files + 1] = h
     for field, ty in pairs(h.frontmatter) do set.frontmatter[field] = ty end
+    for name in pairs(h.handlers) do set.handled[name] = true end
   end
   return set
+end
+
+-- Whether any file handles `name` (so callers can skip building events).
+function M.handles(set, name)
+  return set ~= nil and set.handled[name] == true
 end
 
 local function read(files, name, path)
