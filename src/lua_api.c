@@ -331,6 +331,18 @@ api_hash(lua_State *L)
 	return 1;
 }
 
+static unsigned
+be16(const unsigned char *b)
+{
+	return (unsigned)b[0] << 8 | (unsigned)b[1];
+}
+
+static unsigned
+be32(const unsigned char *b)
+{
+	return (unsigned)b[0] << 24 | (unsigned)b[1] << 16 | (unsigned)b[2] << 8 | (unsigned)b[3];
+}
+
 /* raymond.uuid() -> a random (version 4) UUID, for Claude session ids */
 static int
 api_uuid(lua_State *L)
@@ -351,10 +363,7 @@ api_uuid(lua_State *L)
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
 	snprintf(out, sizeof(out), "%08x-%04x-%04x-%04x-%04x%08x",
-	    (unsigned)(b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]),
-	    (unsigned)(b[4] << 8 | b[5]), (unsigned)(b[6] << 8 | b[7]),
-	    (unsigned)(b[8] << 8 | b[9]), (unsigned)(b[10] << 8 | b[11]),
-	    (unsigned)(b[12] << 24 | b[13] << 16 | b[14] << 8 | b[15]));
+	    be32(b), be16(b + 4), be16(b + 6), be16(b + 8), be16(b + 10), be32(b + 12));
 	lua_pushstring(L, out);
 	return 1;
 }
