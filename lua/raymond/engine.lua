@@ -156,7 +156,7 @@ local function from_hook(t)
     if k ~= "tag" and k ~= "target" and k ~= "payload" then attrs[k] = tostring(v) end
   end
   local body = t.tag == "result" and (t.payload or "") or (t.target or "")
-  return transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } }, ctx.run.workflow)
+  return transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } }, ctx.scope)
 end
 
 -- What a PreState or PostState decision means for the state: returns
@@ -198,7 +198,7 @@ local function script_env(agent, file)
   for k, v in pairs(agent.vars) do env[k] = v end
   env.RAYMOND_WORKFLOW_ID = ctx.run.id
   env.RAYMOND_AGENT_ID = agent.id
-  env.RAYMOND_STATE_DIR = ctx.run.workflow
+  env.RAYMOND_STATE_DIR = ctx.scope.dir
   env.RAYMOND_STATE_FILE = file
   if agent.input then
     env.RAYMOND_INPUT = agent.input
@@ -220,7 +220,8 @@ end
 local function run_script(agent)
   local pre, perr = state_decision(agent, emit("PreState", agent, { kind = "script" }), false)
   if pre ~= "go" then return pre, perr end
-  local file = ctx.run.workflow .. "/" .. agent.state
+  local file, serr = ctx.scope:script(agent.state)
+  if not file then return nil, { msg = "cannot unpack the workflow archive: " .. serr } end
   local spec = {
     argv = { "bash", file }, env = script_env(agent, file), cwd = agent.cwd,
     timeout = ctx.run.launch.timeout, tags = true,
@@ -259,7 +260,7 @@ local function run_script(agent)
     kind = "script", output = res.stdout_tail, exit_code = res.exit, duration = res.duration, cost_usd = 0,
   }), true)
   if post ~= "go" then return post, serr end
-  local tr, err = transition.decide(res.tags, ctx.run.workflow)
+  local tr, err = transition.decide(res.tags, ctx.scope)
   if not tr then return nil, { msg = err, detail = console.tail(res.stdout_tail, 5) } end
   return tr
 end
@@ -268,9 +269,9 @@ end
 local E = {}
 
 local function run_state(agent)
-  local file = ctx.run.workflow .. "/" .. agent.state
-  if raymond.stat(file) ~= "file" then
-    return nil, { msg = "state file is missing", hint = "restore " .. file .. ", then: raymond --resume " .. ctx.run.id }
+  if not ctx.scope:has(agent.state) then
+    return nil, { msg = "state file is missing", hint = "restore " .. agent.state .. " in " .. ctx.scope.path
+      .. ", then: raymond --resume " .. ctx.run.id }
   end
   if resolve.kind(agent.state) == "script" then return run_script(agent) end
   return markdown.run(E, agent)
@@ -376,9 +377,9 @@ local function base_environ()
   return env
 end
 
-local function setup(opts, ws, run)
+local function setup(opts, ws, run, scope)
   ctx = {
-    ws = ws, run = run, opts = opts, cwd = opts.cwd, t0 = raymond.clock(),
+    ws = ws, run = run, scope = scope, opts = opts, cwd = opts.cwd, t0 = raymond.clock(),
     state_path = workspace.state_path(ws, run.id), environ = base_environ(),
   }
   E.ctx = ctx
@@ -390,7 +391,8 @@ local function setup(opts, ws, run)
   end
   raymond.set_max_parallel(run.launch.max_parallel or 0)
   raymond.set_flush(flush)
-  local files, ferr = hooks.discover(run.workflow, run.launch)
+  if ctx.scope.kind == "zip" then ctx.scope.workdir = ws.root .. "/extract/" .. run.id end
+  local files, ferr = hooks.discover(ctx.scope, run.launch)
   if not files then return nil, ferr end
   local set, herr = hooks.load(files, hookapi.new(ctx))
   if not set then return nil, herr end
@@ -413,6 +415,7 @@ end
 function M.start(opts)
   local scope, entry = resolve.workflow(opts.workflow)
   if not scope then return nil, { msg = entry } end
+  local workflow = scope.path
   local ws = workspace.new(opts.cwd)
   local ok, err = raymond.mkdir_p(ws.state_dir)
   if not ok then return nil, { msg = err } end
@@ -437,12 +440,13 @@ function M.start(opts)
   -- States run in other directories, so relative paths are made absolute.
   if launch.claude:find("/", 1, true) then launch.claude = absolute(opts.cwd, launch.claude) end
   for i, path in ipairs(launch.hooks or {}) do launch.hooks[i] = absolute(opts.cwd, path) end
-  local run = runstate.new(id, scope, entry, launch)
+  local run = runstate.new(id, workflow, entry, launch)
+  run.sha256 = scope.sha256
   run.agents[1] = { id = "main", state = entry, stack = {}, cwd = opts.cwd,
                     input = opts.input, vars = {}, data = {} }
-  ok, err = setup(opts, ws, run)
+  ok, err = setup(opts, ws, run, scope)
   if not ok then return nil, { msg = err } end
-  console.progress("raymond: run %s: %s (entry %s)", id, console.rel(scope, opts.cwd), entry)
+  console.progress("raymond: run %s: %s (entry %s)", id, console.rel(workflow, opts.cwd), entry)
   start_agents("RunStart")
   return true
 end
@@ -466,8 +470,9 @@ function M.resume(opts)
   if run.status == "completed" then
     return nil, { msg = "run " .. id .. " already completed", hint = "start a new run instead" }
   end
-  if raymond.stat(run.workflow) ~= "dir" then
-    return nil, { msg = "the workflow folder " .. run.workflow .. " of run " .. id .. " is gone" }
+  local scope, serr = resolve.reopen(run.workflow, run.sha256)
+  if not scope then
+    return nil, { msg = serr, hint = "put the workflow back as it was, or start a new run" }
   end
   -- Options given now win over the ones the run was launched with.
   for _, k in ipairs(M.LAUNCH_OPTIONS) do
@@ -475,7 +480,7 @@ function M.resume(opts)
   end
   if opts.debug == false then run.launch.debug = false end
   run.status, run.error = "running", nil
-  ok, err = setup(opts, ws, run)
+  ok, err = setup(opts, ws, run, scope)
   if not ok then return nil, { msg = err } end
   local states = {}
   for i, a in ipairs(run.agents) do states[i] = a.id .. " at " .. a.state end
@@ -501,6 +506,7 @@ function M.finish(crashed, signo)
     console.error(run.error)
   end
   save()
+  ctx.scope:close()
   if run.status == "completed" then
     console.progress("raymond: run %s completed: %d steps in %.2fs", run.id, run.steps, elapsed)
     console.result(run.result)

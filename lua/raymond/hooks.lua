@@ -167,7 +167,9 @@ local function read(files, name, path)
   return true
 end
 
--- The files to load, in order.  opts: no_default_hooks, hooks (paths).
+-- The files to load, in order, from a scope (raymond.scope) and the
+-- options no_default_hooks and hooks (paths).  An archive can hold only
+-- hooks.lua: its layout has no room for a hooks/ folder.
 function M.discover(scope, opts)
   opts = opts or {}
   local files = {}
@@ -178,14 +180,16 @@ function M.discover(scope, opts)
     table.sort(names)
     for _, name in ipairs(names) do files[#files + 1] = { name = name, source = defaults[name] } end
   end
-  if raymond.stat(scope .. "/hooks.lua") == "file" then
-    local ok, err = read(files, scope .. "/hooks.lua", scope .. "/hooks.lua")
-    if not ok then return nil, err end
+  if scope:has("hooks.lua") then
+    local source, err = scope:read("hooks.lua")
+    if not source then return nil, err end
+    files[#files + 1] = { name = scope.path .. "/hooks.lua", source = source }
   end
-  if raymond.stat(scope .. "/hooks") == "dir" then
-    for _, n in ipairs(raymond.listdir(scope .. "/hooks") or {}) do
+  local folder = scope.path .. "/hooks"
+  if scope.kind == "dir" and raymond.stat(folder) == "dir" then
+    for _, n in ipairs(raymond.listdir(folder) or {}) do
       if n:match("%.lua$") then
-        local ok, err = read(files, scope .. "/hooks/" .. n, scope .. "/hooks/" .. n)
+        local ok, err = read(files, folder .. "/" .. n, folder .. "/" .. n)
         if not ok then return nil, err end
       end
     end

@@ -8,6 +8,7 @@ local raymond = require("raymond")
 local console = require("raymond.console")
 local engine = require("raymond.engine")
 local hooks = require("raymond.hooks")
+local resolve = require("raymond.resolve")
 local runstate = require("raymond.runstate")
 local workspace = require("raymond.workspace")
 
@@ -56,7 +57,9 @@ local function status(opts)
     "Updated:   " .. tostring(run.updated_at),
     "Steps:     " .. run.steps,
   }
-  local files, herr = hooks.discover(run.workflow, run.launch)
+  local scope, serr = resolve.reopen(run.workflow)
+  local files, herr
+  if scope then files, herr = hooks.discover(scope, run.launch) else herr = serr end
   local names = files and hooks.names(files) or { "(" .. tostring(herr) .. ")" }
   out[#out + 1] = "Hooks:     " .. (#names > 0 and table.concat(names, "\n           ") or "(none)")
   out[#out + 1] = "Agents:    " .. (#run.agents == 0 and "(none)" or "")

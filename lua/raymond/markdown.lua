@@ -41,8 +41,9 @@ end
 local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
 
 -- The state file's policy and body, warning once per file about unknown fields.
-local function load(E, file)
-  local text, err = raymond.read_file(file)
+local function load(E, name)
+  local file = E.ctx.scope.path .. "/" .. name
+  local text, err = E.ctx.scope:read(name)
   if not text then return nil, { msg = err } end
   local meta, body = raymond.frontmatter(text)
   if not meta then return nil, { msg = body, hint = "fix the frontmatter, then: raymond --resume " .. E.ctx.run.id } end
@@ -57,7 +58,7 @@ local function load(E, file)
 end
 
 local function decide(E, pol, text, vars)
-  local dir = E.ctx.run.workflow
+  local dir = E.ctx.scope
   local function render(s) return template.render(s, vars) end
   if pol.force_implicit then return policy.implicit(pol, dir, render) end
   local tags, perr = raymond.parse_tags(text)
@@ -202,8 +203,7 @@ end
 
 function M.run(E, agent)
   local ctx = E.ctx
-  local file = ctx.run.workflow .. "/" .. agent.state
-  local pol, body, meta = load(E, file)
+  local pol, body, meta = load(E, agent.state)
   if not pol then return nil, body end
   local vars = template.vars(ctx.run, agent)
   local launch = ctx.run.launch
@@ -220,6 +220,7 @@ function M.run(E, agent)
   inv.prompt = d.prompt or inv.prompt
   inv.max_budget_usd = d.maxBudgetUsd
   local base_prompt = inv.prompt
+  local state_cost = 0 -- every attempt of this state, reminders included
   for attempt = 1, M.ATTEMPTS do
     local out, err = invoke(E, agent, inv)
     if not out then return nil, err end
@@ -227,6 +228,7 @@ function M.run(E, agent)
     -- resumed, branched), and it is the one already on disk.
     agent.session, agent.branch, agent.turn = agent.turn.id, nil, nil
     raymond.mark_dirty()
+    state_cost = state_cost + out.cost
     if not count(E, agent, out) then return nil, nil end
     if out.kind == "budget" then
       return nil, { msg = out.msg .. " before it finished", hint = "raise --budget, then: raymond --resume " .. ctx.run.id }
@@ -235,7 +237,7 @@ function M.run(E, agent)
     if tr == nil and why == nil then return nil, blocked end -- stopped, or an error table
     if tr then
       agent.context = nil
-      tr.cost = tr.cost or out.cost
+      tr.cost = state_cost
       return tr
     end
     local quoted = console.tail(out.text, 20)

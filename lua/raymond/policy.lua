@@ -28,6 +28,8 @@ M.fields = {
 
 M.efforts = { low = true, medium = true, high = true, xhigh = true, max = true }
 
+M.tags = { ["goto"] = true, reset = true, call = true, ["function"] = true, fork = true, result = true }
+
 local entry_keys = { tag = true, target = true, ["return"] = true, next = true, payload = true }
 
 local function trim(s) return (tostring(s):gsub("^%s+", ""):gsub("%s+$", "")) end
@@ -46,7 +48,8 @@ function M.parse(meta, file, extra)
     elseif want == "hook" then
       -- read by a hook file, which checks it itself
     elseif want == "list" then
-      if type(v) ~= "table" then
+      -- A mapping is a table too; only a list (or nothing) will do.
+      if type(v) ~= "table" or (next(v) ~= nil and v[1] == nil) then
         return nil, string.format("%s: allowed_transitions must be a list of {tag: ..., target: ...}", file)
       end
     elseif type(v) ~= want then
@@ -60,6 +63,16 @@ function M.parse(meta, file, extra)
     local entry = { attrs = {} }
     for k, v in pairs(e) do
       if entry_keys[k] then entry[k] = trim(v) else entry.attrs[k] = tostring(v) end
+    end
+    if not M.tags[entry.tag] then
+      return nil, string.format("%s: allowed_transitions[%d] has unknown tag '%s'; use goto, reset, call, "
+        .. "function, fork or result", file, i, entry.tag)
+    end
+    for _, key in ipairs({ "target", "return", "next" }) do
+      if entry[key] and entry[key]:find("[/\\]") then
+        return nil, string.format("%s: allowed_transitions[%d] %s '%s' contains a path separator; "
+          .. "name a state file of the workflow", file, i, key, entry[key])
+      end
     end
     pol.allowed[#pol.allowed + 1] = entry
   end

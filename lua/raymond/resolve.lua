@@ -1,12 +1,15 @@
 -- raymond.resolve: from names in tags to state files in the workflow folder.
 --
--- A workflow folder is flat; a target is a file name, never a path.
+-- A workflow (a folder or an archive, see raymond.scope) is flat; a target
+-- is a file name, never a path.
 --   NAME.md / NAME.sh   must exist as written
 --   NAME.bat / NAME.ps1 are another platform's scripts: an error here
 --   NAME                NAME.md, else NAME.sh; both present is ambiguous
--- Functions return the resolved file name, or nil and a message.
+-- Functions take a scope (or a folder path) and return the resolved file
+-- name, or nil and a message.
 
 local raymond = require("raymond")
+local scope_of = require("raymond.scope")
 
 local M = {}
 
@@ -14,16 +17,15 @@ M.kinds = { md = "markdown", sh = "script" }
 
 local foreign = { bat = true, ps1 = true }
 
-local function exists(dir, name)
-  return raymond.stat(dir .. "/" .. name) == "file"
-end
 
 -- The kind of a resolved state file ("markdown" or "script").
 function M.kind(name)
   return M.kinds[name:match("%.(%w+)$") or ""]
 end
 
-function M.target(dir, name)
+function M.target(scope, name)
+  scope = scope_of.of(scope)
+  local dir = scope.path
   if name == nil or name == "" then
     return nil, "empty target"
   end
@@ -36,7 +38,7 @@ function M.target(dir, name)
   end
   local ext = name:match("%.(%w+)$")
   if ext and M.kinds[ext] then
-    if exists(dir, name) then return name end
+    if scope:has(name) then return name end
     return nil, string.format("state '%s' not found in %s", name, dir)
   end
   if ext and foreign[ext] then
@@ -44,7 +46,7 @@ function M.target(dir, name)
       "state '%s' is a Windows script; on this platform write it as a .sh script", name)
   end
   local md, sh = name .. ".md", name .. ".sh"
-  local has_md, has_sh = exists(dir, md), exists(dir, sh)
+  local has_md, has_sh = scope:has(md), scope:has(sh)
   if has_md and has_sh then
     return nil, string.format(
       "state '%s' is ambiguous: both %s and %s exist in %s; name one with its extension or remove one",
@@ -56,10 +58,12 @@ function M.target(dir, name)
 end
 
 -- The entry state of a workflow folder: 1_START or START, any extension.
-function M.entry(dir)
+function M.entry(scope)
+  scope = scope_of.of(scope)
+  local dir = scope.path
   local found = {}
   for _, stem in ipairs({ "1_START", "START" }) do
-    local name, err = M.target(dir, stem)
+    local name, err = M.target(scope, stem)
     if name then
       found[#found + 1] = name
     elseif err:find("ambiguous", 1, true) then
@@ -77,8 +81,8 @@ function M.entry(dir)
   return found[1]
 end
 
--- Split the WORKFLOW argument into a scope folder and an entry state.
--- `path` is a folder or a state file; `cwd` makes it absolute.
+-- Split the WORKFLOW argument into a scope and an entry state.  `path` is
+-- a folder, a zip archive or a state file.
 function M.workflow(path)
   local kind = raymond.stat(path)
   if kind == nil then
@@ -86,18 +90,42 @@ function M.workflow(path)
   end
   local abs, err = raymond.realpath(path)
   if not abs then return nil, err end
-  if kind == "dir" then
-    local entry, eerr = M.entry(abs)
+  if kind == "dir" or (kind == "file" and scope_of.is_zip(abs)) then
+    local scope, serr
+    if kind == "dir" then scope = scope_of.dir(abs) else scope, serr = scope_of.zip(abs) end
+    if not scope then return nil, serr end
+    local entry, eerr = M.entry(scope)
     if not entry then return nil, eerr end
-    return abs, entry
+    return scope, entry
   end
   local dir, base = abs:match("^(.*)/([^/]+)$")
   if dir == "" then dir = "/" end
   if not M.kind(base) then
     return nil, string.format(
-      "workflow '%s' is neither a folder nor a state file (.md or .sh)", path)
+      "workflow '%s' is neither a folder, a .zip archive nor a state file (.md or .sh)", path)
   end
-  return dir, base
+  return scope_of.dir(dir), base
+end
+
+-- The scope of a run's workflow path, on --resume: a folder, or an archive
+-- that must still be there and unchanged.
+function M.reopen(path, sha256)
+  if scope_of.is_zip(path) then
+    if raymond.stat(path) ~= "file" then
+      return nil, string.format("the archive %s of this run is gone", path)
+    end
+    local scope, err = scope_of.zip(path)
+    if not scope then return nil, err end
+    if sha256 and scope.sha256 ~= sha256 then
+      return nil, string.format("the archive %s changed since the run started (SHA-256 %s, was %s)",
+        path, scope.sha256, sha256)
+    end
+    return scope
+  end
+  if raymond.stat(path) ~= "dir" then
+    return nil, string.format("the workflow folder %s of this run is gone", path)
+  end
+  return scope_of.dir(path)
 end
 
 return M

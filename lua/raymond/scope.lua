@@ -1,0 +1,111 @@
+-- raymond.scope: where a workflow's states live, a folder or a zip archive.
+--
+-- A scope answers four questions about a state NAME (a bare file name):
+--   scope:has(name)          is there such a state file?
+--   scope:read(name)         its text, or nil and a message
+--   scope:script(name)       a path bash can run: the file itself in a
+--                            folder; for an archive, its copy in a private
+--                            folder extracted on first use
+--   scope:list()             the names, sorted
+-- plus scope.path (the folder or archive, absolute), scope.kind ("dir" or
+-- "zip"), scope.dir (the folder scripts see as RAYMOND_STATE_DIR) and
+-- scope:close() (removes an archive's extracted copy).
+--
+-- Archives are checked when opened (src/archive.c): flat or single-folder
+-- layout, no `..` or absolute names, and a SHA-256 in the file name
+-- (name-<64 hex>.zip) must match the file.  scope.sha256 lets --resume
+-- check that the archive did not change under a run.
+
+local raymond = require("raymond")
+
+local M = {}
+
+local Dir = {}
+Dir.__index = Dir
+
+function Dir:has(name) return raymond.stat(self.path .. "/" .. name) == "file" end
+function Dir:read(name) return raymond.read_file(self.path .. "/" .. name) end
+function Dir:script(name) return self.path .. "/" .. name end
+function Dir:list()
+  local out = {}
+  for _, n in ipairs(raymond.listdir(self.path) or {}) do
+    if self:has(n) then out[#out + 1] = n end
+  end
+  return out
+end
+function Dir:close() end
+
+local Zip = {}
+Zip.__index = Zip
+
+function Zip:has(name) return self.files[name] == true end
+function Zip:read(name)
+  if not self.files[name] then return nil, string.format("no state '%s' in %s", name, self.path) end
+  return raymond.zip_read(self.path, name)
+end
+function Zip:list()
+  local out = {}
+  for n in pairs(self.files) do out[#out + 1] = n end
+  table.sort(out)
+  return out
+end
+
+-- Scripts run from a private copy, extracted once per process and removed
+-- by close(); the archive itself is never run in place.
+function Zip:script(name)
+  if not self.dir then
+    -- The engine names a folder of the run's (.raymond/extract/<id>), so a
+    -- copy left by a killed process is replaced, not leaked; on its own an
+    -- archive gets a fresh temporary folder.
+    local dir, err
+    if self.workdir then
+      raymond.rmtree(self.workdir)
+      dir, err = self.workdir, select(2, raymond.mkdir_p(self.workdir))
+      if err then dir = nil end
+    else
+      dir, err = raymond.mkdtemp("raymond-zip-")
+    end
+    if not dir then return nil, err end
+    local ok, xerr = raymond.zip_extract(self.path, dir)
+    if not ok then
+      raymond.rmtree(dir)
+      return nil, xerr
+    end
+    self.dir = dir
+  end
+  return self.dir .. "/" .. name
+end
+
+function Zip:close()
+  if self.dir then raymond.rmtree(self.dir) end
+  self.dir = nil
+end
+
+local dirs = setmetatable({}, { __mode = "v" })
+
+-- A folder scope for `path` (absolute).
+function M.dir(path)
+  local s = dirs[path]
+  if not s then
+    s = setmetatable({ kind = "dir", path = path, dir = path }, Dir)
+    dirs[path] = s
+  end
+  return s
+end
+
+-- An archive scope for `path` (absolute), or nil and a message.
+function M.zip(path)
+  local info, err = raymond.zip_open(path)
+  if not info then return nil, err end
+  return setmetatable({ kind = "zip", path = path, files = info.files, sha256 = info.sha256 }, Zip)
+end
+
+function M.is_zip(path) return path:lower():match("%.zip$") ~= nil end
+
+-- Callers may pass a folder path where a scope is expected.
+function M.of(x)
+  if type(x) == "string" then return M.dir(x) end
+  return x
+end
+
+return M
