@@ -6,9 +6,12 @@
  *	... the hook's handler runs, and may yield (raymond.exec) ...
  *	why = raymond.limit_end()    -- nil, or why the limit was hit
  *
- * The limit lives in the coroutine's extra space (lua_getextraspace), so
- * hooks of different agents that interleave across yields each keep their
- * own.  A count hook runs every 1000 instructions; once the budget or the
+ * The limit is a userdata owned by Lua, kept in a registry table with weak
+ * keys under the coroutine it belongs to, and found quickly through the
+ * coroutine's extra space (lua_getextraspace); hooks of different agents
+ * that interleave across yields each keep their own, and a coroutine that
+ * never ends its call (the run stopped while it waited) takes its limit
+ * with it when it is collected.  A count hook runs every 1000 instructions; once the budget or the
  * deadline is passed it raises, and it goes on raising at every line, so a
  * handler cannot swallow the error with pcall and carry on.  limit_end
  * reports the trip even if the handler did swallow it, and removes the hook.
@@ -20,7 +23,6 @@
 #include "lua_priv.h"
 
 #include <lauxlib.h>
-#include <stdlib.h>
 
 #define STEP 1000
 
@@ -31,10 +33,28 @@ struct limit {
 	const char *tripped;	/* why, once the limit was hit */
 };
 
+static const char LIMITS[] = "raymond.limits";
+
 static struct limit **
 slot(lua_State *L)
 {
 	return (struct limit **)lua_getextraspace(L);
+}
+
+/* The registry's weak-keyed table of limits by coroutine, pushed. */
+static void
+push_limits(lua_State *L)
+{
+	if (lua_getfield(L, LUA_REGISTRYINDEX, LIMITS) == LUA_TTABLE)
+		return;
+	lua_pop(L, 1);
+	lua_newtable(L);
+	lua_createtable(L, 0, 1);
+	lua_pushliteral(L, "k");
+	lua_setfield(L, -2, "__mode");
+	lua_setmetatable(L, -2);
+	lua_pushvalue(L, -1);
+	lua_setfield(L, LUA_REGISTRYINDEX, LIMITS);
 }
 
 static void
@@ -68,7 +88,11 @@ api_limit_begin(lua_State *L)
 	struct limit *l = *slot(L);
 
 	if (l == NULL) {
-		l = xcalloc(1, sizeof(*l));
+		push_limits(L);			/* limits */
+		lua_pushthread(L);		/* limits thread */
+		l = lua_newuserdatauv(L, sizeof(*l), 0);	/* limits thread ud */
+		lua_rawset(L, -3);		/* limits */
+		lua_pop(L, 1);
 		*slot(L) = l;
 	}
 	l->used = 0;
@@ -90,12 +114,16 @@ api_limit_end(lua_State *L)
 		lua_pushnil(L);
 		return 1;
 	}
+	*slot(L) = NULL;
+	push_limits(L);			/* limits */
+	lua_pushthread(L);		/* limits thread */
+	lua_pushnil(L);
+	lua_rawset(L, -3);		/* limits */
+	lua_pop(L, 1);
 	if (l->tripped)
 		lua_pushstring(L, l->tripped);
 	else
 		lua_pushnil(L);
-	free(l);
-	*slot(L) = NULL;
 	return 1;
 }
 
