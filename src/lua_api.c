@@ -7,10 +7,13 @@
  * Scheduling functions (go, spawn, sleep, ...) live in lua_sched.c.
  */
 #include "lua_priv.h"
+#include "archive.h"
 #include "atomicfile.h"
+#include "buf.h"
 #include "embedded.h"
 #include "frontmatter.h"
 #include "json.h"
+#include "sha256.h"
 #include "tagparse.h"
 
 #include <dirent.h>
@@ -466,6 +469,249 @@ api_embedded(lua_State *L)
 	return 1;
 }
 
+/* nil and the message of `err`, with its hint on a second line. */
+static int
+fail_err(lua_State *L, const struct ray_err *err)
+{
+	if (err->hint[0] != '\0')
+		return fail(L, "%s\nhint: %s", err->msg, err->hint);
+	return fail(L, "%s", err->msg);
+}
+
+/* raymond.sha256_file(path) -> 64 lowercase hex digits | nil, message */
+static int
+api_sha256_file(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct ray_err err;
+	char hex[65];
+
+	if (ray_sha256_file(path, hex, &err) < 0)
+		return fail(L, "%s", err.msg);
+	lua_pushstring(L, hex);
+	return 1;
+}
+
+/*
+ * raymond.zip_open(path) -> { sha256 = hex, files = { NAME = true, ... } }
+ * | nil, message
+ *
+ * Validates the archive (hash in the name, entry names, layout: see
+ * archive.h) and lists its files by bare name.  The archive is closed
+ * before anything is pushed, so a Lua error cannot leak its descriptor.
+ */
+static int
+api_zip_open(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct ray_archive *a;
+	struct ray_err err;
+	char **names, hex[65];
+	size_t i, n;
+
+	if (ray_archive_open(path, &a, &err) < 0)
+		return fail_err(L, &err);
+	n = ray_archive_count(a);
+	names = xcalloc(n, sizeof(*names));
+	for (i = 0; i < n; i++)
+		names[i] = xstrdup(ray_archive_name(a, i));
+	memcpy(hex, ray_archive_sha256(a), sizeof(hex));
+	ray_archive_close(a);
+
+	lua_createtable(L, 0, 2);
+	lua_pushstring(L, hex);
+	lua_setfield(L, -2, "sha256");
+	lua_createtable(L, 0, (int)n);
+	for (i = 0; i < n; i++) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, names[i]);
+		free(names[i]);
+	}
+	free(names);
+	lua_setfield(L, -2, "files");
+	return 1;
+}
+
+/* raymond.zip_read(path, name) -> data | nil, message (name is bare) */
+static int
+api_zip_read(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	const char *name = luaL_checkstring(L, 2);
+	struct ray_archive *a;
+	struct ray_err err;
+	char *data;
+	size_t len;
+	int rc;
+
+	if (ray_archive_open(path, &a, &err) < 0)
+		return fail_err(L, &err);
+	rc = ray_archive_read(a, name, &data, &len, &err);
+	ray_archive_close(a);
+	if (rc < 0)
+		return fail_err(L, &err);
+	lua_pushlstring(L, data, len);
+	free(data);
+	return 1;
+}
+
+/* raymond.zip_extract(path, dir) -> true | nil, message (dir must exist) */
+static int
+api_zip_extract(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	const char *dir = luaL_checkstring(L, 2);
+	struct ray_archive *a;
+	struct ray_err err;
+	int rc;
+
+	if (ray_archive_open(path, &a, &err) < 0)
+		return fail_err(L, &err);
+	rc = ray_archive_extract(a, dir, &err);
+	ray_archive_close(a);
+	if (rc < 0)
+		return fail_err(L, &err);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/*
+ * raymond.mkdtemp(prefix) -> path | nil, message
+ *
+ * Creates a new directory "$TMPDIR/<prefix>XXXXXX" (TMPDIR defaults to
+ * /tmp) that only its owner may enter (mode 0700), and returns its path.
+ */
+static int
+api_mkdtemp(lua_State *L)
+{
+	const char *prefix = luaL_checkstring(L, 1);
+	const char *tmp = getenv("TMPDIR");
+	char path[PATH_MAX];
+	size_t n;
+	int len;
+
+	luaL_argcheck(L, strchr(prefix, '/') == NULL, 1,
+	    "a name prefix may not contain '/'");
+	if (tmp == NULL || tmp[0] == '\0')
+		tmp = "/tmp";
+	n = strlen(tmp);
+	while (n > 1 && tmp[n - 1] == '/')
+		n--;
+	len = snprintf(path, sizeof(path), "%.*s%s%sXXXXXX", (int)n, tmp,
+	    tmp[n - 1] == '/' ? "" : "/", prefix);
+	if (len < 0 || (size_t)len >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return fail(L, "cannot create a temporary directory in '%.*s': "
+		    "%s", (int)n, tmp, strerror(errno));
+	}
+	if (mkdtemp(path) == NULL)
+		return fail(L, "cannot create a temporary directory in '%.*s': "
+		    "%s", (int)n, tmp, strerror(errno));
+	lua_pushstring(L, path);
+	return 1;
+}
+
+/*
+ * Remove `name` (relative to `dfd`) and, if it is a directory, all it
+ * holds.  A symlink is removed itself, never followed, and a directory is
+ * opened with O_NOFOLLOW, so nothing outside the tree is touched even if
+ * it changes meanwhile.  `path` holds the path of `name` for messages;
+ * on failure it names what could not be removed, and errno says why.
+ */
+static int
+rm_at(int dfd, const char *name, struct ray_buf *path)
+{
+	size_t len = path->len;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd, rc = 0, e;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dfd, name, 0);
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	d = fdopendir(fd);
+	if (d == NULL) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (de == NULL) {
+			rc = errno != 0 ? -1 : 0;
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		ray_buf_addc(path, '/');
+		ray_buf_adds(path, de->d_name);
+		rc = rm_at(dirfd(d), de->d_name, path);
+		if (rc < 0)
+			break;
+		path->len = len;
+		path->data[len] = '\0';
+	}
+	e = errno;
+	closedir(d);
+	errno = e;
+	if (rc < 0)
+		return -1;
+	return unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/*
+ * raymond.rmtree(path) -> true | nil, message
+ *
+ * Removes a file, a symlink, or a directory and everything in it, without
+ * following symlinks.  Refuses (raises) for "", "/", "." and "..".
+ */
+static int
+api_rmtree(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct ray_buf b = RAY_BUF_INIT;
+	char msg[RAY_ERR_MSG], *real, *top;
+	const char *base;
+	int root, rc, e;
+
+	luaL_argcheck(L, path[0] != '\0', 1, "refusing to remove an empty path");
+	real = realpath(path, NULL);
+	root = real != NULL && strcmp(real, "/") == 0;
+	free(real);
+	luaL_argcheck(L, !root, 1, "refusing to remove '/'");
+
+	/* A trailing '/' would make the kernel follow a symlink. */
+	ray_buf_adds(&b, path);
+	while (b.len > 1 && b.data[b.len - 1] == '/')
+		b.data[--b.len] = '\0';
+	base = strrchr(b.data, '/');
+	base = base != NULL ? base + 1 : b.data;
+	if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		ray_buf_release(&b);
+		return luaL_argerror(L, 1, "refusing to remove '.' or '..'");
+	}
+
+	/* rm_at() grows `b` as it descends, so the name is a copy. */
+	top = xstrdup(b.data);
+	rc = rm_at(AT_FDCWD, top, &b);
+	e = errno;
+	snprintf(msg, sizeof(msg), "cannot remove '%s': %s", b.data,
+	    strerror(e));
+	free(top);
+	ray_buf_release(&b);
+	if (rc < 0)
+		return fail(L, "%s", msg);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 static const luaL_Reg api_funcs[] = {
 	{ "parse_tags", api_parse_tags },
 	{ "json_encode", api_json_encode },
@@ -489,6 +735,12 @@ static const luaL_Reg api_funcs[] = {
 	{ "stderr", api_stderr },
 	{ "isatty", api_isatty },
 	{ "embedded", api_embedded },
+	{ "sha256_file", api_sha256_file },
+	{ "zip_open", api_zip_open },
+	{ "zip_read", api_zip_read },
+	{ "zip_extract", api_zip_extract },
+	{ "mkdtemp", api_mkdtemp },
+	{ "rmtree", api_rmtree },
 	{ NULL, NULL },
 };
 

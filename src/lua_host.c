@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int
-traceback(lua_State *L)
+int
+ray__traceback(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
 
@@ -39,7 +39,7 @@ ray__pcall(lua_State *L, int nargs, int nres)
 	int base = lua_gettop(L) - nargs;
 	int r;
 
-	lua_pushcfunction(L, traceback);
+	lua_pushcfunction(L, ray__traceback);
 	lua_insert(L, base);
 	r = lua_pcall(L, nargs, nres, base);
 	lua_remove(L, base);
@@ -160,8 +160,10 @@ limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		h->mem_used -= old;
 		return NULL;
 	}
-	if (h->mem_limit && nsize > old && h->mem_used + (nsize - old) > h->mem_limit)
+	if (h->mem_limit && nsize > old && h->mem_used + (nsize - old) > h->mem_limit) {
+		h->mem_refused = 1;
 		return NULL;
+	}
 	p = realloc(ptr, nsize);
 	if (p == NULL)
 		return NULL;

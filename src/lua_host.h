@@ -58,5 +58,7 @@ void ray__api_register(lua_State *L, struct ray_host *h);
 void ray__limit_register(lua_State *L, struct ray_host *h);
 /* Call f (at -1-nargs) with a traceback handler; on error leave the message. */
 int ray__pcall(lua_State *L, int nargs, int nres);
+/* A message handler adding a traceback to an error message. */
+int ray__traceback(lua_State *L);
 
 #endif

@@ -2,27 +2,35 @@
  * lua_limit.c - bounds on one hook call: an instruction budget and a
  * wall-clock deadline, enforced on the coroutine that makes the call.
  *
- *	raymond.limit_begin(instructions, seconds)
- *	... the hook's handler runs, and may yield (raymond.exec) ...
- *	why = raymond.limit_end()    -- nil, or why the limit was hit
+ *	ok, value, why = raymond.limited_call(fn, arg, instructions, seconds)
+ *
+ * calls fn(arg) in protected mode with a traceback; `why` is nil, or says
+ * which limit was passed.  The call may yield (raymond.exec inside a hook):
+ * it is made with lua_pcallk, whose continuation finishes it, so the limit
+ * holds across yields and nothing of the engine runs under it.
  *
  * The limit is a userdata owned by Lua, kept in a registry table with weak
  * keys under the coroutine it belongs to, and found quickly through the
  * coroutine's extra space (lua_getextraspace); hooks of different agents
  * that interleave across yields each keep their own, and a coroutine that
  * never ends its call (the run stopped while it waited) takes its limit
- * with it when it is collected.  A count hook runs every 1000 instructions; once the budget or the
- * deadline is passed it raises, and it goes on raising at every line, so a
- * handler cannot swallow the error with pcall and carry on.  limit_end
- * reports the trip even if the handler did swallow it, and removes the hook.
+ * with it when it is collected.  A count hook runs every 1000
+ * instructions; once the budget or the deadline is passed it raises, and
+ * goes on raising at every line, so the handler cannot swallow the error
+ * with pcall and carry on.  The continuation removes the hook first, then
+ * reports the trip even if the handler did swallow the error, and also
+ * when the deadline passed during the handler's last wait, or when the Lua
+ * state refused the call an allocation (the memory cap, lua_host.c).
  *
- *	begin ──> RUNNING ──(budget or deadline passed)──> TRIPPED (raises)
- *	             │                                        │
- *	             └──────────────── end ───────────────────┘──> removed
+ *	call ──> RUNNING ──(budget or deadline passed)──> TRIPPED (raises)
+ *	            │                                        │
+ *	            └───────── fn returns or raises ─────────┴──> finish:
+ *	                                   hook removed, limit dropped
  */
 #include "lua_priv.h"
 
 #include <lauxlib.h>
+#include <string.h>
 
 #define STEP 1000
 
@@ -79,52 +87,87 @@ count_hook(lua_State *L, lua_Debug *ar)
 	luaL_error(L, "hook exceeded its %s", l->tripped);
 }
 
-/* raymond.limit_begin(instructions, seconds); 0 means no such limit. */
-static int
-api_limit_begin(lua_State *L)
-{
-	lua_Integer budget = luaL_checkinteger(L, 1);
-	lua_Number seconds = luaL_checknumber(L, 2);
-	struct limit *l = *slot(L);
-
-	if (l == NULL) {
-		push_limits(L);			/* limits */
-		lua_pushthread(L);		/* limits thread */
-		l = lua_newuserdatauv(L, sizeof(*l), 0);	/* limits thread ud */
-		lua_rawset(L, -3);		/* limits */
-		lua_pop(L, 1);
-		*slot(L) = l;
-	}
-	l->used = 0;
-	l->budget = budget;
-	l->deadline = seconds > 0 ? uv_hrtime() + (uint64_t)(seconds * 1e9) : 0;
-	l->tripped = NULL;
-	lua_sethook(L, count_hook, LUA_MASKCOUNT, STEP);
-	return 0;
-}
-
-/* raymond.limit_end() -> nil, or "instruction budget" / "time limit". */
-static int
-api_limit_end(lua_State *L)
+/* Drop the coroutine's limit; returns why it tripped, or NULL. */
+static const char *
+drop(lua_State *L)
 {
 	struct limit *l = *slot(L);
+	const char *why;
 
 	lua_sethook(L, NULL, 0, 0);
-	if (l == NULL) {
-		lua_pushnil(L);
-		return 1;
-	}
+	if (l == NULL)
+		return NULL;
+	why = l->tripped;
+	if (why == NULL && l->deadline && uv_hrtime() > l->deadline)
+		why = "time limit";
+	/* Catching "not enough memory" does not give the memory back. */
+	if (why == NULL && ray__host_from(L)->mem_refused)
+		why = "memory limit (not enough memory)";
 	*slot(L) = NULL;
 	push_limits(L);			/* limits */
 	lua_pushthread(L);		/* limits thread */
 	lua_pushnil(L);
 	lua_rawset(L, -3);		/* limits */
 	lua_pop(L, 1);
-	if (l->tripped)
-		lua_pushstring(L, l->tripped);
+	return why;
+}
+
+/*
+ * The continuation of raymond.limited_call, and its end when fn did not
+ * yield.  The stack holds, above `base`, the message handler and fn's
+ * result or error; it returns ok, value, why.
+ */
+static int
+finish_call(lua_State *L, int status, lua_KContext base)
+{
+	const char *why = drop(L);
+	int ran = status == LUA_OK || status == LUA_YIELD;
+
+	lua_remove(L, (int)base + 1);		/* result */
+	lua_pushboolean(L, ran && why == NULL);	/* result ok */
+	lua_insert(L, -2);			/* ok result */
+	if (why && ran) {
+		/* fn swallowed the error, or its last wait ran past the deadline. */
+		lua_pop(L, 1);
+		lua_pushfstring(L, "hook exceeded its %s", why);
+	}
+	if (why)
+		lua_pushstring(L, why);
 	else
-		lua_pushnil(L);
-	return 1;
+		lua_pushnil(L);			/* ok value why */
+	return 3;
+}
+
+/*
+ * raymond.limited_call(fn, arg, instructions, seconds) -> ok, value, why
+ * (0 means no such limit).  On success value is fn's first result; on an
+ * error or a passed limit it is the message, with a traceback.
+ */
+static int
+api_limited_call(lua_State *L)
+{
+	lua_Integer budget = luaL_checkinteger(L, 3);
+	lua_Number seconds = luaL_checknumber(L, 4);
+	struct limit *l;
+	int base;
+
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	lua_settop(L, 2);		/* fn arg */
+	base = lua_gettop(L) - 2;
+	lua_pushcfunction(L, ray__traceback);	/* fn arg msgh */
+	lua_insert(L, 1);		/* msgh fn arg */
+	push_limits(L);			/* msgh fn arg limits */
+	lua_pushthread(L);
+	l = lua_newuserdatauv(L, sizeof(*l), 0);
+	memset(l, 0, sizeof(*l));
+	lua_rawset(L, -3);
+	lua_pop(L, 1);			/* msgh fn arg */
+	l->budget = budget;
+	l->deadline = seconds > 0 ? uv_hrtime() + (uint64_t)(seconds * 1e9) : 0;
+	*slot(L) = l;
+	ray__host_from(L)->mem_refused = 0;
+	lua_sethook(L, count_hook, LUA_MASKCOUNT, STEP);
+	return finish_call(L, lua_pcallk(L, 1, 1, base + 1, base, finish_call), base);
 }
 
 /* raymond.limit_left() -> seconds until the current call's deadline, or nil. */
@@ -154,8 +197,7 @@ api_memory(lua_State *L)
 }
 
 static const luaL_Reg limit_funcs[] = {
-	{ "limit_begin", api_limit_begin },
-	{ "limit_end", api_limit_end },
+	{ "limited_call", api_limited_call },
 	{ "limit_left", api_limit_left },
 	{ "memory", api_memory },
 	{ NULL, NULL },

@@ -34,6 +34,7 @@ struct ray_host {
 	/* Memory (lua_host.c): the whole Lua state, engine and hooks. */
 	size_t mem_used;
 	size_t mem_limit;	/* 0: no limit */
+	int mem_refused;	/* an allocation was refused since this was reset */
 };
 
 struct ray_tagparse;

@@ -18,12 +18,21 @@ local console = require("raymond.console")
 
 local M = {}
 
--- The timeout a waiting call may use within the hook call's limit.
+-- The timeout a waiting call may use within the hook call's limit, and
+-- whether the limit cut it; with no time left the call is not made (0
+-- would mean "no timeout").
 local function bounded(timeout)
   local left = raymond.limit_left()
   timeout = tonumber(timeout) or 0
-  if left then timeout = timeout > 0 and math.min(timeout, left) or left end
-  return timeout
+  if not left then return timeout, false end
+  if left <= 0 then error("hook exceeded its time limit", 3) end
+  if timeout > 0 and timeout < left then return timeout, false end
+  return left, true
+end
+
+-- A wait the limit cut short ends the hook call, as its limit says.
+local function check_cut(res, cut)
+  if cut and res.timed_out then error("hook exceeded its time limit", 3) end
 end
 
 function M.new(ctx)
@@ -37,9 +46,11 @@ function M.new(ctx)
     local env = {}
     for k, v in pairs(ctx.environ) do env[k] = v end
     for k, v in pairs(t.env or {}) do env[k] = tostring(v) end
+    local timeout, cut = bounded(t.timeout)
     local res = raymond.spawn({ argv = argv, cwd = t.cwd or ctx.cwd, env = env,
-                                timeout = bounded(t.timeout), capture = true })
+                                timeout = timeout, capture = true })
     if res.spawn_error then return nil, res.spawn_error end
+    check_cut(res, cut)
     return { code = res.exit, signal = res.signal, stdout = res.stdout, stderr = res.stderr,
              timed_out = res.timed_out }
   end
@@ -54,15 +65,18 @@ function M.new(ctx)
       skip_permissions = launch.skip_permissions, session = { mode = "fresh", id = raymond.uuid() },
     }
     local reader = claude.reader(nil)
+    local timeout, cut = bounded(t.timeout or launch.timeout)
     local req = { argv = claude.argv(spec), env = ctx.environ, cwd = ctx.cwd,
-                  timeout = bounded(t.timeout or launch.timeout), lines = reader.line }
+                  timeout = timeout, lines = reader.line }
     ctx.run.steps = ctx.run.steps + 1
     if ctx.debug_dir then
       local base = string.format("%s/%05d_hook_evaluate", ctx.debug_dir, ctx.run.steps)
       req.stdout_file, req.stderr_file = base .. ".stream.jsonl", base .. ".stderr"
       console.write_file(base .. ".prompt", t.prompt)
     end
-    local out = claude.outcome(raymond.spawn(req), reader)
+    local res = raymond.spawn(req)
+    check_cut(res, cut)
+    local out = claude.outcome(res, reader)
     ctx.run.cost = (ctx.run.cost or 0) + (out.cost or 0)
     raymond.mark_dirty()
     if out.kind ~= "ok" then return nil, out.msg or ("evaluation " .. out.kind) end

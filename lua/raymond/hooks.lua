@@ -76,7 +76,12 @@ local function safe_base(api)
     now = raymond.now,
     sleep = function(s)
       local left = raymond.limit_left()
-      return raymond.sleep(left and math.min(s, left) or s)
+      if left and s >= left then
+        -- The wait would outlast the call: wait out the time, then stop.
+        raymond.sleep(left)
+        error("hook exceeded its time limit", 2)
+      end
+      return raymond.sleep(s)
     end,
     hash = raymond.hash,
     json = {
@@ -230,14 +235,10 @@ local function check_decision(file, fn, event, d)
   return d
 end
 
--- Call one handler within the limits; returns ok, result-or-message.
+-- Call one handler within the limits (src/lua_limit.c); returns ok and
+-- the decision, or false and a message with a traceback.
 local function call(fn, ev)
-  raymond.limit_begin(M.instructions, M.seconds)
-  local ok, d = xpcall(fn, debug.traceback, ev)
-  local tripped = raymond.limit_end()
-  if tripped and ok then
-    ok, d = false, "hook exceeded its " .. tripped .. " (the error was caught inside the hook)"
-  end
+  local ok, d = raymond.limited_call(fn, ev, M.instructions, M.seconds)
   return ok, d
 end
 

@@ -1,0 +1,92 @@
+/*
+ * archive.h - open, validate and unpack a workflow shipped as a zip file.
+ *
+ * Calling sequence:
+ *
+ *	struct ray_archive *a;
+ *
+ *	if (ray_archive_open(path, &a, &err) < 0)
+ *		... report err ...
+ *	for (i = 0; i < ray_archive_count(a); i++)
+ *		ray_archive_name(a, i) ...
+ *	ray_archive_read(a, "START.md", &data, &len, &err);
+ *	ray_archive_extract(a, dir, &err);
+ *	ray_archive_close(a);
+ *
+ * ray_archive_open() accepts an archive only if all of this holds:
+ *
+ *   - Its name vouches for it, or says nothing.  The basename is
+ *     lowercased and searched for maximal runs of hex digits [0-9a-f].
+ *     A run of exactly 64 is a SHA-256 that must equal the hash of the
+ *     whole file; a run longer than 64, or two runs of 64, make the name
+ *     ambiguous, which is an error; with no such run nothing is checked.
+ *     The documented form is "name-<sha256>.zip".
+ *   - libzip can read it with ZIP_CHECKCONS (the central directory and
+ *     the local headers agree).
+ *   - Every entry name is relative and clean: not empty, no NUL or other
+ *     control character, no leading '/', no drive letter ("C:"), no
+ *     backslash, and no empty, "." or ".." segment.
+ *   - Its layout is one of two: every file at the top level ("START.md"),
+ *     or every file inside one top-level folder, one level deep
+ *     ("flow/START.md").  Directory entries (names ending in '/') are
+ *     not files, but they count as folders: "flow/" next to "START.md"
+ *     mixes files and folders, "a/" next to "b/x" is two folders, and
+ *     "flow/sub/" is nested too deeply.  At least one file is required.
+ *   - No two files end up with the same name.
+ *
+ * Afterwards the archive shows its files by bare name, the folder prefix
+ * removed, sorted by strcmp(3).  Names contain no '/'.
+ *
+ * The file is opened once: the bytes hashed are the bytes libzip reads,
+ * even if the path is replaced meanwhile.  The archive keeps that
+ * descriptor (close-on-exec) until ray_archive_close().
+ *
+ * Errors: functions return 0 or a negative code and fill `err` with a
+ * message naming the archive and, where there is one, the offending entry.
+ * Validation failures are RAY_EINVAL; system errors are -errno; a file
+ * over 64 MiB (uncompressed) is RAY_ETOOBIG; data libzip cannot decode
+ * (bad CRC, unsupported method, encryption) is RAY_EIO.
+ *
+ * Ownership: ray_archive_open() gives the caller an archive to free with
+ * ray_archive_close() (NULL is allowed).  Names and the hash returned
+ * belong to the archive and live as long as it does.  ray_archive_read()
+ * gives the caller a NUL-terminated buffer to free(3).
+ */
+#ifndef RAY_ARCHIVE_H
+#define RAY_ARCHIVE_H
+
+#include <stddef.h>
+
+#include "ray.h"
+
+/* The most one file of an archive may hold, uncompressed. */
+#define RAY_ARCHIVE_MAX_FILE ((size_t)64 << 20)
+
+struct ray_archive;
+
+int ray_archive_open(const char *path, struct ray_archive **out,
+    struct ray_err *err);
+/* The number of files (directory entries not counted). */
+size_t ray_archive_count(const struct ray_archive *a);
+/* The bare name of file `i` in sorted order, or NULL past the end. */
+const char *ray_archive_name(const struct ray_archive *a, size_t i);
+/*
+ * Read file `name` whole.  An unknown name is -ENOENT; a file larger
+ * than RAY_ARCHIVE_MAX_FILE is RAY_ETOOBIG.
+ */
+int ray_archive_read(struct ray_archive *a, const char *name, char **data,
+    size_t *len, struct ray_err *err);
+/*
+ * Write every file into the existing directory `dir`: mode 0755 for names
+ * ending in ".sh", 0644 for the rest, whatever the umask.  A file is never
+ * overwritten and a symlink never followed (O_CREAT|O_EXCL|O_NOFOLLOW), so
+ * nothing outside `dir` is touched; a name that exists already is an
+ * error.  On failure the files this call created are removed again.
+ */
+int ray_archive_extract(struct ray_archive *a, const char *dir,
+    struct ray_err *err);
+/* The SHA-256 of the whole file, 64 lowercase hex digits. */
+const char *ray_archive_sha256(const struct ray_archive *a);
+void ray_archive_close(struct ray_archive *a);
+
+#endif
