@@ -1,0 +1,51 @@
+/*
+ * sha256.h - SHA-256 (FIPS 180-4), for checking that a workflow archive is
+ * the one whose hash its name promises.
+ *
+ * One shot: ray_sha256(data, len, digest).  Incremental:
+ *
+ *	struct ray_sha256_ctx c;
+ *
+ *	ray_sha256_init(&c);
+ *	ray_sha256_update(&c, part, len);	(any number of times)
+ *	ray_sha256_final(&c, digest);
+ *
+ * Splitting the input differently gives the same digest.  After
+ * ray_sha256_final() the context holds nothing useful; call
+ * ray_sha256_init() again to reuse it.  None of these can fail.
+ *
+ * ray_sha256_file() and ray_sha256_fd() stream a file and write the digest
+ * as 64 lowercase hex digits and a NUL, the form sha256sum(1) prints.
+ * They return 0, or -errno with `err` naming the path and the reason.
+ * ray_sha256_fd() reads from the descriptor's current offset to end of
+ * file and leaves the descriptor open; `path` is only for the message.
+ */
+#ifndef RAY_SHA256_H
+#define RAY_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ray.h"
+
+#define RAY_SHA256_LEN 32
+
+struct ray_sha256_ctx {
+	uint32_t h[8];		/* the running hash value */
+	uint64_t bytes;		/* message length so far */
+	unsigned char block[64];	/* a partial block awaiting more input */
+	size_t used;		/* bytes of `block` in use, always < 64 */
+};
+
+void ray_sha256_init(struct ray_sha256_ctx *c);
+void ray_sha256_update(struct ray_sha256_ctx *c, const void *data, size_t len);
+void ray_sha256_final(struct ray_sha256_ctx *c, unsigned char out[32]);
+void ray_sha256(const void *data, size_t len, unsigned char out[32]);
+
+/* Write `digest` as 64 lowercase hex digits and a NUL. */
+void ray_sha256_hex(const unsigned char digest[32], char hex[65]);
+
+int ray_sha256_file(const char *path, char hex[65], struct ray_err *err);
+int ray_sha256_fd(int fd, const char *path, char hex[65], struct ray_err *err);
+
+#endif
