@@ -29,7 +29,8 @@ UNIT_BIN := $(UNIT:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all deps test check bench demo clean
 .DEFAULT_GOAL := all
 
-all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN) $(BUILD)/tests/fake-claude
+all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN) $(BUILD)/tests/fake-claude \
+    $(BUILD)/tests/mkzip
 
 # Installs what the build needs when it is missing; a no-op otherwise.
 deps:
@@ -62,6 +63,10 @@ $(BUILD)/tests/luarun: tests/unit/luarun.c $(CORE_OBJS) | $(BUILD)/tests
 # A fast stand-in for the Claude Code CLI, for the CLI tests (libc only).
 $(BUILD)/tests/fake-claude: tests/fake/fake_claude.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+# Builds zip archives for the CLI tests; a fresh machine has no zip command.
+$(BUILD)/tests/mkzip: tests/fake/mkzip.c | $(BUILD)/tests
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS)
 
 $(BUILD)/obj $(BUILD)/gen $(BUILD)/tests:
 	mkdir -p $@

@@ -253,11 +253,12 @@ api_listdir(lua_State *L)
 	return 1;
 }
 
-/* raymond.mkdir_p(path) -> true | nil, message */
+/* raymond.mkdir_p(path [, mode of the last folder]) -> true | nil, message */
 static int
 api_mkdir_p(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
+	mode_t leaf = (mode_t)luaL_optinteger(L, 2, 0755);
 	char *p = xstrdup(path), *s;
 	struct stat st;
 
@@ -267,7 +268,7 @@ api_mkdir_p(lua_State *L)
 		char c = *s;
 
 		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+		if (mkdir(p, c == '\0' ? leaf : 0755) != 0 && errno != EEXIST) {
 			free(p);
 			return fail_errno(L, "create directory", path);
 		}

@@ -60,7 +60,7 @@ function Zip:script(name)
     local dir, err
     if self.workdir then
       raymond.rmtree(self.workdir)
-      dir, err = self.workdir, select(2, raymond.mkdir_p(self.workdir))
+      dir, err = self.workdir, select(2, raymond.mkdir_p(self.workdir, tonumber("700", 8)))
       if err then dir = nil end
     else
       dir, err = raymond.mkdtemp("raymond-zip-")
