@@ -30,7 +30,7 @@ UNIT_BIN := $(UNIT:tests/unit/%.c=$(BUILD)/tests/%)
 .DEFAULT_GOAL := all
 
 all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN) $(BUILD)/tests/fake-claude \
-    $(BUILD)/tests/mkzip
+    $(BUILD)/tests/mkzip $(BUILD)/tests/faultfs.so
 
 # Installs what the build needs when it is missing; a no-op otherwise.
 deps:
@@ -67,6 +67,11 @@ $(BUILD)/tests/fake-claude: tests/fake/fake_claude.c | $(BUILD)/tests
 # Builds zip archives for the CLI tests; a fresh machine has no zip command.
 $(BUILD)/tests/mkzip: tests/fake/mkzip.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS)
+
+# Makes write, fsync or rename fail on demand (LD_PRELOAD), for disk tests.
+# Built without sanitizers: it is preloaded into the binary under test.
+$(BUILD)/tests/faultfs.so: tests/fault/faultfs.c | $(BUILD)/tests
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -o $@ $< -ldl
 
 $(BUILD)/obj $(BUILD)/gen $(BUILD)/tests:
 	mkdir -p $@

@@ -17,7 +17,7 @@
  *
  * Signals: the first SIGINT or SIGTERM marks the run interrupted and stops
  * it: queued jobs are resumed as killed, running ones get their process
- * groups SIGTERMed (SIGKILLed 2 s later), and each coroutine then returns
+ * groups SIGTERMed (SIGKILLed 1 s later), and each coroutine then returns
  * without applying a transition, so the state on disk still names the
  * states that were running and --resume runs them again.
  */

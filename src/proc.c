@@ -4,7 +4,7 @@
  * Each proc owns four handles: the process, two pipes and one timer.  The
  * timer serves three purposes in turn, recorded in `tmode`:
  *
- *	spawn ──> WATCH ──(no output for timeout)──> GRACE ──(2 s)──> SIGKILL
+ *	spawn ──> WATCH ──(no output for timeout)──> GRACE ──(1 s)──> SIGKILL
  *	            │                                  │
  *	            └──────────(command exits)─────────┴──> DRAIN
  *	                                                      │
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GRACE_MS 2000
+#define GRACE_MS 1000
 #define DRAIN_MS 2000
 
 enum tmode { T_OFF, T_WATCH, T_GRACE, T_DRAIN };

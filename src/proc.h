@@ -19,7 +19,7 @@
  * still holds a pipe open (that process is left running, detached from
  * raymond).  Inactivity: with opts.timeout_ms > 0, a command that writes
  * nothing on either pipe for that long has its group sent SIGTERM, and
- * SIGKILL 2 seconds later if it is still there; result.timed_out is set.
+ * SIGKILL 1 second later if it is still there; result.timed_out is set.
  *
  * Errors: ray_proc_spawn returns a negative libuv code and fills `err`
  * when the command cannot be started; done is then never called.
@@ -63,7 +63,7 @@ struct ray_proc_ops {
 int ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
     const struct ray_proc_ops *ops, void *ud, struct ray_proc **out,
     struct ray_err *err);
-/* SIGTERM the command's group now, SIGKILL it 2 seconds later. */
+/* SIGTERM the command's group now, SIGKILL it 1 second later. */
 void ray_proc_kill(struct ray_proc *p);
 /* ray_proc_kill every live proc; returns how many there were. */
 int ray_proc_kill_all(void);

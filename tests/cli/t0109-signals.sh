@@ -1,0 +1,59 @@
+#!/bin/bash
+# SIGINT and SIGTERM: every child process group is gone within 2 s, even
+# children that ignore SIGTERM, and the run resumes.
+. "$(dirname "$0")/lib.sh"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# Agents whose states start children that ignore SIGTERM; each records
+# the pids of its group in pids/.
+stubborn_fanout() {
+	mkdir -p pids
+	state START.sh <<-\EOS
+	for i in 1 2 3; do echo "<fork n=\"$i\">HOLD</fork>"; done
+	echo "<goto>HOLD</goto>"
+	EOS
+	state HOLD.sh <<-\EOS
+	if [ -e released ]; then echo "<result>released ${n:-main}</result>"; exit 0; fi
+	trap "" TERM
+	(trap "" TERM; exec sleep 300) &
+	echo "$$ $!" >"pids/${RAYMOND_AGENT_ID}"
+	while :; do sleep 0.1; done
+	EOS
+}
+
+all_pids() { cat pids/* 2>/dev/null | tr " " "\n" | grep .; }
+
+# Processes still running: a zombie has ended, whenever its reaper
+# gets to it (orphans go to PID 1, which may be slow in a container).
+alive() {
+	for p in $(all_pids); do
+		case "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d" " -f1)" in
+		"" | Z*) ;;
+		*) echo "$p" ;;
+		esac
+	done
+}
+
+for sig in INT TERM; do
+test_expect_success "SIG$sig: every group is gone within 2 s, exit 130, and the run resumes" '
+	stubborn_fanout
+	"$RAYMOND" wf --quiet >out 2>err &
+	pid=$!
+	for _ in $(seq 1 100); do [ "$(ls pids | wc -l)" = 4 ] && break; sleep 0.05; done &&
+	test "$(all_pids | wc -l)" = 8 &&
+	t0=$(now_ms) &&
+	kill -'$sig' $pid &&
+	while [ -n "$(alive)" ] && [ $(( $(now_ms) - t0 )) -lt 3000 ]; do sleep 0.02; done &&
+	gone=$(( $(now_ms) - t0 )) &&
+	echo "all children gone after ${gone} ms" &&
+	test -z "$(alive)" &&
+	test "$gone" -lt 2000 &&
+	expect_status 130 wait $pid &&
+	grep -q "\"status\":\"interrupted\"" "$(state_file)" &&
+	touch released &&
+	raymond --resume "$(run_id)" --quiet >out &&
+	grep -qx "released main" out
+'
+done
+test_done

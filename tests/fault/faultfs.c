@@ -1,0 +1,118 @@
+/*
+ * faultfs.c - an LD_PRELOAD library that makes the file system fail on
+ * demand, so tests can show what raymond does when a disk fills up or a
+ * rename fails while it writes its state.
+ *
+ *	RAYMOND_FAULT=CALL:MATCH:N[:ERRNO]
+ *
+ * makes the N-th and every later CALL (write, fsync or rename) on a path
+ * containing MATCH fail with ERRNO (default ENOSPC).  write and fsync are
+ * matched through the path of their file descriptor; rename through its
+ * destination.  Without RAYMOND_FAULT everything passes straight through.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char call[16];
+static char match[256];
+static long nth;
+static int err_no = ENOSPC;
+static long seen;
+static int ready;
+
+static void
+setup(void)
+{
+	const char *spec = getenv("RAYMOND_FAULT");
+	char buf[300];
+	char *a, *b, *c, *d;
+
+	ready = 1;
+	if (spec == NULL || strlen(spec) >= sizeof(buf))
+		return;
+	strcpy(buf, spec);
+	a = strtok(buf, ":");
+	b = strtok(NULL, ":");
+	c = strtok(NULL, ":");
+	d = strtok(NULL, ":");
+	if (a == NULL || b == NULL || c == NULL)
+		return;
+	snprintf(call, sizeof(call), "%s", a);
+	snprintf(match, sizeof(match), "%s", b);
+	nth = strtol(c, NULL, 10);
+	if (d)
+		err_no = (int)strtol(d, NULL, 10);
+}
+
+static int
+fd_matches(int fd)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n < 0)
+		return 0;
+	path[n] = '\0';
+	return strstr(path, match) != NULL;
+}
+
+/* Whether this call of `name` on a matching file is to fail. */
+static int
+trip(const char *name, int matches)
+{
+	if (!ready)
+		setup();
+	if (call[0] == '\0' || strcmp(call, name) != 0 || !matches)
+		return 0;
+	return ++seen >= nth;
+}
+
+ssize_t
+write(int fd, const void *buf, size_t len)
+{
+	static ssize_t (*real)(int, const void *, size_t);
+
+	if (real == NULL)
+		real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	if (fd > 2 && trip("write", fd_matches(fd))) {
+		errno = err_no;
+		return -1;
+	}
+	return real(fd, buf, len);
+}
+
+int
+fsync(int fd)
+{
+	static int (*real)(int);
+
+	if (real == NULL)
+		real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+	if (trip("fsync", fd_matches(fd))) {
+		errno = err_no;
+		return -1;
+	}
+	return real(fd);
+}
+
+int
+rename(const char *from, const char *to)
+{
+	static int (*real)(const char *, const char *);
+
+	if (real == NULL)
+		real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+	if (trip("rename", strstr(to, match) != NULL)) {
+		errno = err_no;
+		return -1;
+	}
+	return real(from, to);
+}
