@@ -11,6 +11,9 @@
 #   md      a 200-step markdown <goto> chain run with the fake claude of
 #           the tests, against a bash loop running the fake 200 times with
 #           the same arguments: raymond's own cost per markdown transition.
+#   fanout  one state forking 1000 script workers, against bash starting
+#           the same 1000 scripts in the background and waiting for them;
+#           raymond's peak resident memory.
 #   hooks   the four events of a transition dispatched to 4 no-op hook
 #           files handling every event, against none (bench/hooks.lua,
 #           in the real host): the hooks' cost per transition.
@@ -106,6 +109,21 @@ fake_md() {
 m_ray=$(measure ray_md)
 m_fake=$(measure fake_md)
 
+# A fan-out: one state forks 1000 script workers.
+mkdir -p fwf
+{ echo 'for i in $(seq 1 1000); do echo "<fork k=\"$i\">W</fork>"; done'; echo 'echo "<goto>END</goto>"'; } >fwf/START.sh
+echo 'echo "<result>w $k</result>"' >fwf/W.sh
+echo 'echo "<result>end</result>"' >fwf/END.sh
+ray_fan() { rm -rf .raymond; "$ray" fwf --quiet --no-debug; }
+bash_fan() { local i; for i in $(seq 1 1000); do k=$i bash fwf/W.sh >/dev/null & done; wait; }
+f_ray=$(measure ray_fan)
+f_bash=$(measure bash_fan)
+if [ -x /usr/bin/time ]; then
+	f_rss=$(rm -rf .raymond; /usr/bin/time -f %M "$ray" fwf --quiet --no-debug 2>&1 >/dev/null | tail -1)
+else
+	f_rss=0
+fi
+
 hooks_line=$("$build/tests/luarun" "$top/tests/lua/testing.lua" "$top/bench/hooks.lua" | grep '^HOOKS')
 
 b=$(measure bash_chain)
@@ -115,13 +133,16 @@ t=$(measure true_loop)
 
 awk -v r="$r" -v b="$b" -v v="$v" -v t="$t" -v n="$steps" \
     -v sr="$s_ray" -v sc="$s_cat" -v sb="$stream_bytes" -v rss="$rss" \
-    -v mr="$m_ray" -v mf="$m_fake" -v mn="$md_steps" -v hk="$hooks_line" 'BEGIN {
+    -v mr="$m_ray" -v mf="$m_fake" -v mn="$md_steps" -v hk="$hooks_line" \
+    -v fr="$f_ray" -v fb="$f_bash" -v frss="$f_rss" 'BEGIN {
 	printf "%-34s %12s %12s %8s\n", "benchmark", "raymond", "baseline", "ratio"
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "chain of " n " script steps", r / 1e6, b / 1e6, r / b
 	printf "%-34s %10.3fms\n", "raymond cost per transition", (r - b) / n / 1e6
 	printf "%-34s %10.3fms %10.3fms %7.2fx\n", "raymond --version (one run)", v / 100 / 1e6, t / 100 / 1e6, v / t
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "chain of " mn " markdown steps (fake)", mr / 1e6, mf / 1e6, mr / mf
 	printf "%-34s %10.3fms\n", "raymond cost per markdown step", (mr - mf) / mn / 1e6
+	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "fan-out of 1000 script agents", fr / 1e6, fb / 1e6, fr / fb
+	printf "%-34s %8.1f MB\n", "fan-out peak RSS of raymond", frss / 1024
 	split(hk, h, " ")
 	printf "%-34s %10.1fus %10.1fus\n", "4 no-op hook files, per transition", h[4], h[3]
 	printf "%-34s %10.1fus\n", "no-op hooks, cost per transition", h[4] - h[3]
