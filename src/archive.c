@@ -55,25 +55,6 @@ struct shape {
 };
 
 /*
- * Fill `err` with the formatted message followed by the text of the
- * current errno, and return -errno, leaving errno as it was.
- */
-static int
-sys_fail(struct ray_err *err, const char *fmt, ...)
-{
-	char what[RAY_ERR_MSG];
-	va_list ap;
-	int e = errno;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	ray_err_set(err, -e, "%s: %s", what, strerror(e));
-	errno = e;
-	return -e;
-}
-
-/*
  * `len` bytes of `s`, fit to quote in a message: control bytes become
  * \xNN, and a long name is cut short with "...".  Returns `buf`.
  */
@@ -537,11 +518,11 @@ ray_archive_open(const char *path, struct ray_archive **out,
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		rc = sys_fail(err, "cannot open archive '%s'", path);
+		rc = ray_err_sys(err, "cannot open archive '%s'", path);
 		goto out;
 	}
 	if (fstat(fd, &st) < 0) {
-		rc = sys_fail(err, "cannot open archive '%s'", path);
+		rc = ray_err_sys(err, "cannot open archive '%s'", path);
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
@@ -570,12 +551,12 @@ ray_archive_open(const char *path, struct ray_archive **out,
 	 * flag, which zip_fdopen() (it dups) would lose.
 	 */
 	if (lseek(fd, 0, SEEK_SET) < 0) {
-		rc = sys_fail(err, "cannot read archive '%s'", path);
+		rc = ray_err_sys(err, "cannot read archive '%s'", path);
 		goto out;
 	}
 	fp = fdopen(fd, "rb");
 	if (fp == NULL) {
-		rc = sys_fail(err, "cannot read archive '%s'", path);
+		rc = ray_err_sys(err, "cannot read archive '%s'", path);
 		goto out;
 	}
 	fd = -1;
@@ -783,7 +764,7 @@ ray_archive_extract(struct ray_archive *a, const char *dir,
 
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		rc = sys_fail(err, "cannot open directory '%s'", dir);
+		rc = ray_err_sys(err, "cannot open directory '%s'", dir);
 		goto out;
 	}
 	for (i = 0; i < a->count; i++) {
@@ -797,24 +778,24 @@ ray_archive_extract(struct ray_archive *a, const char *dir,
 		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 		    O_CLOEXEC, mode);
 		if (fd < 0) {
-			rc = sys_fail(err, "cannot create '%s/%s'", dir, shown);
+			rc = ray_err_sys(err, "cannot create '%s/%s'", dir, shown);
 			goto out;
 		}
 		made = i + 1;
 		if (write_all(fd, data, len) < 0) {
-			rc = sys_fail(err, "cannot write '%s/%s'", dir, shown);
+			rc = ray_err_sys(err, "cannot write '%s/%s'", dir, shown);
 			goto out;
 		}
 		/* The mode is the archive's promise, not the umask's. */
 		if (fchmod(fd, mode) < 0) {
-			rc = sys_fail(err, "cannot set the mode of '%s/%s'", dir,
+			rc = ray_err_sys(err, "cannot set the mode of '%s/%s'", dir,
 			    shown);
 			goto out;
 		}
 		rc = close(fd);
 		fd = -1;
 		if (rc < 0) {
-			rc = sys_fail(err, "cannot close '%s/%s'", dir, shown);
+			rc = ray_err_sys(err, "cannot close '%s/%s'", dir, shown);
 			goto out;
 		}
 		free(data);

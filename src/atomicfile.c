@@ -25,26 +25,6 @@
 /* A buffer to start from when fstat cannot tell the size (pipes, /proc). */
 #define READ_START 4096
 
-/*
- * Fill `err` with the formatted message followed by the text of the
- * current errno, and return -errno.  errno itself is left as it was so
- * the caller's cleanup can save and restore it.
- */
-static int
-sys_fail(struct ray_err *err, const char *fmt, ...)
-{
-	char what[RAY_ERR_MSG];
-	va_list ap;
-	int e = errno;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	ray_err_set(err, -e, "%s: %s", what, strerror(e));
-	errno = e;
-	return -e;
-}
-
 static char *
 lock_path(const char *path)
 {
@@ -86,7 +66,7 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		if (errno != EEXIST) {
-			rc = sys_fail(err, "cannot create '%s'", lock);
+			rc = ray_err_sys(err, "cannot create '%s'", lock);
 			goto out;
 		}
 		rc = ray_err_set(err, RAY_ELOCKED, "'%s' exists: another "
@@ -113,7 +93,7 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 			errno = EIO;
 		}
 		if (n <= 0) {
-			rc = sys_fail(err, "cannot write '%s'", lock);
+			rc = ray_err_sys(err, "cannot write '%s'", lock);
 			goto out;
 		}
 		off += (size_t)n;
@@ -121,7 +101,7 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 
 	/* Without this the rename could reach the disk before the data. */
 	if (fsync(fd) < 0) {
-		rc = sys_fail(err, "cannot fsync '%s'", lock);
+		rc = ray_err_sys(err, "cannot fsync '%s'", lock);
 		goto out;
 	}
 
@@ -133,12 +113,12 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 	n = close(fd);
 	fd = -1;
 	if (n < 0) {
-		rc = sys_fail(err, "cannot close '%s'", lock);
+		rc = ray_err_sys(err, "cannot close '%s'", lock);
 		goto out;
 	}
 
 	if (rename(lock, path) < 0) {
-		rc = sys_fail(err, "cannot rename '%s' to '%s'", lock, path);
+		rc = ray_err_sys(err, "cannot rename '%s' to '%s'", lock, path);
 		goto out;
 	}
 	/* The lock file is now the target; there is nothing to unlink. */
@@ -151,12 +131,12 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 	dir = dir_of(path);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		rc = sys_fail(err, "cannot open directory '%s' after replacing "
+		rc = ray_err_sys(err, "cannot open directory '%s' after replacing "
 		    "'%s'", dir, path);
 		goto out;
 	}
 	if (fsync(dfd) < 0 && errno != EINVAL && errno != EBADF) {
-		rc = sys_fail(err, "cannot fsync directory '%s' after "
+		rc = ray_err_sys(err, "cannot fsync directory '%s' after "
 		    "replacing '%s'", dir, path);
 		goto out;
 	}
@@ -196,16 +176,16 @@ ray_atomicfile_read(const char *path, char **out, size_t *len,
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		rc = sys_fail(err, "cannot read '%s'", path);
+		rc = ray_err_sys(err, "cannot read '%s'", path);
 		goto out;
 	}
 	if (fstat(fd, &st) < 0) {
-		rc = sys_fail(err, "cannot read '%s'", path);
+		rc = ray_err_sys(err, "cannot read '%s'", path);
 		goto out;
 	}
 	if (st.st_size < 0 || (uintmax_t)st.st_size >= SIZE_MAX / 2) {
 		errno = EFBIG;
-		rc = sys_fail(err, "cannot read '%s'", path);
+		rc = ray_err_sys(err, "cannot read '%s'", path);
 		goto out;
 	}
 
@@ -221,7 +201,7 @@ ray_atomicfile_read(const char *path, char **out, size_t *len,
 		if (used == cap) {
 			if (cap > SIZE_MAX / 2) {
 				errno = EFBIG;
-				rc = sys_fail(err, "cannot read '%s'", path);
+				rc = ray_err_sys(err, "cannot read '%s'", path);
 				goto out;
 			}
 			cap *= 2;
@@ -232,7 +212,7 @@ ray_atomicfile_read(const char *path, char **out, size_t *len,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = sys_fail(err, "cannot read '%s'", path);
+			rc = ray_err_sys(err, "cannot read '%s'", path);
 			goto out;
 		}
 		if (n == 0)

@@ -3,6 +3,7 @@
  */
 #include "ray.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,21 @@ ray_err_set(struct ray_err *err, int code, const char *fmt, ...)
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+int
+ray_err_sys(struct ray_err *err, const char *fmt, ...)
+{
+	char what[RAY_ERR_MSG];
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	ray_err_set(err, -e, "%s: %s", what, strerror(e));
+	errno = e;
+	return -e;
 }
 
 void

@@ -38,6 +38,13 @@ struct ray_err {
 /* Fill `err` (if not NULL) with a formatted message; returns `code`. */
 int ray_err_set(struct ray_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * Fill `err` with the formatted message, ": ", and the text of the current
+ * errno; return -errno, leaving errno as it was so the caller's cleanup
+ * can save and restore it.
+ */
+int ray_err_sys(struct ray_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Set the hint line of `err` (if not NULL). */
 void ray_err_hint(struct ray_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
