@@ -121,9 +121,23 @@ list_length(lua_State *L, int idx)
 	return count == n ? n : 0;
 }
 
-static int cmp_keys(const void *a, const void *b)
+/* An object key: its text (with its length: keys may hold NUL bytes). */
+struct key {
+	const char *s;
+	size_t len;
+	int is_int;		/* an integer key, written as its digits */
+	lua_Integer ival;
+};
+
+static int
+cmp_keys(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	const struct key *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+
+	if (c != 0)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
 }
 
 static int encode(lua_State *L, int idx, struct ray_buf *out, struct path *p,
@@ -133,16 +147,20 @@ static int
 put_object(lua_State *L, int idx, struct ray_buf *out, struct path *p,
     struct ray_err *err)
 {
-	const char **keys = NULL;
+	struct key *keys = NULL;
 	size_t n = 0, cap = 0, i;
 	int r = 0;
 
-	/* Collect string forms of the keys; the table keeps them alive. */
+	/*
+	 * Collect the keys.  A string key's text stays alive in the table; an
+	 * integer key's digits are made on a copy kept in a holder table.
+	 */
+	lua_newtable(L);	/* holder */
 	lua_pushnil(L);
 	while (lua_next(L, idx) != 0) {
 		lua_pop(L, 1);
 		if (lua_type(L, -1) != LUA_TSTRING && !lua_isinteger(L, -1)) {
-			lua_pop(L, 1);
+			lua_pop(L, 2);
 			free(keys);
 			return fail(p, err, "has a key that is neither a string nor a whole number");
 		}
@@ -150,45 +168,37 @@ put_object(lua_State *L, int idx, struct ray_buf *out, struct path *p,
 			cap = cap ? cap * 2 : 16;
 			keys = xrealloc(keys, cap * sizeof(*keys));
 		}
+		keys[n].is_int = lua_type(L, -1) != LUA_TSTRING;
+		if (keys[n].is_int) {
+			keys[n].ival = lua_tointeger(L, -1);
+			lua_pushvalue(L, -1);
+			keys[n].s = lua_tolstring(L, -1, &keys[n].len);
+			lua_rawseti(L, -3, (lua_Integer)n + 1);
+		} else {
+			keys[n].s = lua_tolstring(L, -1, &keys[n].len);
+		}
 		n++;
 	}
 	ray_buf_addc(out, '{');
-	if (n == 0)
-		goto done;
-	/* Integer keys are converted to strings in a second pass on a copy. */
-	lua_newtable(L);
-	lua_pushnil(L);
-	i = 0;
-	while (lua_next(L, idx) != 0) {
-		lua_pop(L, 1);
-		lua_pushvalue(L, -1);
-		keys[i] = lua_tostring(L, -1); /* converts a copy, not the key */
-		lua_rawseti(L, -3, (lua_Integer)++i);
-	}
-	qsort(keys, n, sizeof(*keys), cmp_keys);
-	for (i = 0; i < n; i++) {
+	if (n > 1)
+		qsort(keys, n, sizeof(*keys), cmp_keys);
+	for (i = 0; i < n && r == 0; i++) {
 		if (i)
 			ray_buf_addc(out, ',');
-		put_string(out, keys[i], strlen(keys[i]));
+		put_string(out, keys[i].s, keys[i].len);
 		ray_buf_addc(out, ':');
-		lua_pushstring(L, keys[i]);
+		if (keys[i].is_int)
+			lua_pushinteger(L, keys[i].ival);
+		else
+			lua_pushlstring(L, keys[i].s, keys[i].len);
 		lua_rawget(L, idx);
-		if (lua_isnil(L, -1)) {
-			/* An integer key: look it up by number. */
-			lua_pop(L, 1);
-			lua_pushinteger(L, strtoll(keys[i], NULL, 10));
-			lua_rawget(L, idx);
-		}
-		p->keys[p->depth] = keys[i];
+		p->keys[p->depth] = keys[i].s;
 		p->depth++;
 		r = encode(L, lua_gettop(L), out, p, err);
 		p->depth--;
 		lua_pop(L, 1);
-		if (r < 0)
-			break;
 	}
-	lua_pop(L, 1);	/* the key strings */
-done:
+	lua_pop(L, 1);		/* holder */
 	free(keys);
 	ray_buf_addc(out, '}');
 	return r;

@@ -81,7 +81,8 @@ function M.reader(on_text)
       st.subtype = obj.subtype
       st.is_error = obj.is_error == true
       if type(obj.api_error_status) == "number" then st.api_status = math.tointeger(obj.api_error_status) end
-      if type(obj.total_cost_usd) == "number" then st.cost = obj.total_cost_usd end
+      local cost = obj.total_cost_usd
+      if type(cost) == "number" and cost >= 0 and cost < math.huge then st.cost = cost end
       if type(obj.errors) == "table" then
         local e = {}
         for _, x in ipairs(obj.errors) do e[#e + 1] = tostring(x) end
@@ -89,10 +90,20 @@ function M.reader(on_text)
       end
     elseif kind == "rate_limit_event" and type(obj.rate_limit_info) == "table" then
       local info = obj.rate_limit_info
-      if info.status == "rejected" then st.limit_reset = tonumber(info.resetsAt) or st.limit_reset or true end
+      if info.status == "rejected" then st.limit_reset = M.sane_reset(info.resetsAt) or st.limit_reset or true end
     end
   end
   return st
+end
+
+-- A reset time from the stream, if it is a time within the next 31 days
+-- (anything else would have the run wait forever or not at all).
+function M.sane_reset(t)
+  t = tonumber(t)
+  if not t or t ~= t then return nil end
+  local now = raymond.now()
+  if t < now - 86400 or t > now + 31 * 86400 then return nil end
+  return math.floor(t)
 end
 
 -- "resets 4:42am (UTC)" or "resets 5pm (UTC)" -> epoch of the next such

@@ -36,16 +36,18 @@ function M.encode(run)
   return raymond.json_encode(run)
 end
 
--- cjson decodes 3 as 3.0; whole numbers in hook data become integers again.
-local function integers(t, seen)
-  seen = seen or {}
-  if seen[t] then return end
-  seen[t] = true
+-- cjson decodes 3 as 3.0; whole numbers in hook data become integers
+-- again.  A number JSON allows but a state cannot hold (1e400 is infinite
+-- here, and could never be written back) makes the file invalid.
+local function integers(t, where)
   for k, v in pairs(t) do
     if type(v) == "number" then
+      if v ~= v or v == math.huge or v == -math.huge then
+        error(string.format("%s.%s is not a finite number", where, tostring(k)), 0)
+      end
       t[k] = math.tointeger(v) or v
     elseif type(v) == "table" then
-      integers(v, seen)
+      integers(v, where .. "." .. tostring(k))
     end
   end
 end
@@ -113,8 +115,7 @@ function M.decode(text, path)
     for k, v in pairs(run.fork_counters) do run.fork_counters[k] = int(v, "fork_counters." .. k) end
     run.data = opt(run.data, "table", "data") or {}
     run.format = math.tointeger(run.format)
-    integers(run.data)
-    for _, a in ipairs(run.agents) do integers(a.data) end
+    integers(run, "state")
     if run.launch.timeout then run.launch.timeout = tonumber(run.launch.timeout) end
     if run.launch.max_parallel then run.launch.max_parallel = int(run.launch.max_parallel, "launch.max_parallel") end
   end)

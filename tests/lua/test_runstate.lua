@@ -303,3 +303,12 @@ T.test("decode: top level not an object", function()
   T.has(decode_err("42", "p"), "the top level should be a table, found number", "number")
   T.has(decode_err("[]", "p"), "not a valid raymond state", "array")
 end)
+
+T.test("decode: a number JSON allows but a state cannot hold is refused", function()
+  local text = '{"format":1,"id":"r","workflow":"/w","status":"failed","launch":{},"steps":1,'
+    .. '"agents":[],"data":{"n":1e400}}'
+  local run, err = runstate.decode(text, "big.json")
+  T.eq(run, nil, "decoded")
+  T.has(err, "not a valid raymond state", "kind")
+  T.has(err, "data.n is not a finite number", "where")
+end)

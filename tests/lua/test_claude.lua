@@ -1,0 +1,65 @@
+-- raymond.claude: the stream-json reader and the outcome of a turn.
+local T = require("testing")
+local raymond = require("raymond")
+local claude = require("raymond.claude")
+
+local function read(lines)
+  local st = claude.reader(nil)
+  for _, l in ipairs(lines) do st.line(l) end
+  return st
+end
+
+T.test("the result, session and cost come from the stream; tags only from the result", function()
+  local st = read({
+    '{"type":"system","subtype":"init","session_id":"s1"}',
+    '{"type":"assistant","message":{"content":[{"type":"text","text":"<goto>NOT_THIS</goto>"}]}}',
+    'not json at all',
+    '{"type":"result","subtype":"success","is_error":false,"result":"<result>ok</result>","total_cost_usd":0.25}',
+  })
+  local out = claude.outcome({ exit = 0 }, st)
+  T.eq(out.kind, "ok")
+  T.eq(out.text, "<result>ok</result>")
+  T.eq(out.session, "s1")
+  T.eq(out.cost, 0.25)
+  T.eq(st.bad_lines, 1, "bad lines counted")
+end)
+
+T.test("a cost that is not a finite, non-negative number is ignored", function()
+  for _, c in ipairs({ "1e400", "-1", '"3"' }) do
+    local st = read({ '{"type":"result","subtype":"success","result":"x","total_cost_usd":' .. c .. '}' })
+    T.eq(st.cost, 0, "cost " .. c)
+  end
+end)
+
+T.test("a usage limit: a reset time within a month is kept, others are not", function()
+  local soon = math.floor(raymond.now()) + 120
+  local st = read({ '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":' .. soon .. '}}',
+    '{"type":"result","is_error":true,"result":"You\'ve hit your session limit"}' })
+  local out = claude.outcome({ exit = 1 }, st)
+  T.eq(out.kind, "limit")
+  T.eq(out.reset, soon)
+  st = read({ '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1e300}}' })
+  T.eq(claude.outcome({ exit = 1 }, st).reset, nil, "absurd reset")
+end)
+
+T.test("API errors: transient ones are retried, authentication is fatal", function()
+  local function kind(status, text)
+    return claude.outcome({ exit = 1 }, read({ string.format(
+      '{"type":"result","subtype":"success","is_error":true,"api_error_status":%s,"result":"%s"}', status, text) })).kind
+  end
+  T.eq(kind(529, "API Error: 529 Overloaded"), "transient", "529")
+  T.eq(kind(500, "API Error: 500"), "transient", "500")
+  T.eq(kind(429, "API Error: Request rejected (429)"), "transient", "429")
+  T.eq(kind(401, "Invalid API key"), "fatal", "401")
+  T.eq(kind("null", "API Error: Unable to connect to API (ConnectionRefused)"), "transient", "connection")
+  T.eq(claude.outcome({ exit = 1, stderr_tail = "Error: Session ID x is already in use." }, read({})).reason,
+    "in_use", "session in use")
+end)
+
+T.test("the argv: permissions, model, effort, session flags, budget, -- before the prompt", function()
+  local a = claude.argv({ claude = "claude", prompt = "-p looks like a flag", model = "haiku", effort = "low",
+    session = { mode = "branch", from = "A", id = "B" }, max_budget_usd = 1.5 })
+  T.eq(table.concat(a, " "), "claude -p --output-format stream-json --verbose --permission-mode acceptEdits "
+    .. "--model haiku --effort low --resume A --fork-session --session-id B --max-budget-usd 1.5000 "
+    .. "--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit -- -p looks like a flag")
+end)
