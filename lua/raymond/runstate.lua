@@ -39,7 +39,13 @@ end
 -- cjson decodes 3 as 3.0; whole numbers in hook data become integers
 -- again.  A number JSON allows but a state cannot hold (1e400 is infinite
 -- here, and could never be written back) makes the file invalid.
-local function integers(t, where)
+-- Nesting deeper than the state's writer allows (src/json.c) is refused
+-- too: such a file would load but could never be saved again.
+local MAX_DEPTH = 60
+
+local function integers(t, where, depth)
+  depth = depth or 1
+  if depth > MAX_DEPTH then error(where .. " is nested too deeply", 0) end
   for k, v in pairs(t) do
     if type(v) == "number" then
       if v ~= v or v == math.huge or v == -math.huge then
@@ -47,7 +53,7 @@ local function integers(t, where)
       end
       t[k] = math.tointeger(v) or v
     elseif type(v) == "table" then
-      integers(v, where .. "." .. tostring(k))
+      integers(v, where .. "." .. tostring(k), depth + 1)
     end
   end
 end
