@@ -82,6 +82,11 @@ test: all
 check:
 	@$(MAKE) --no-print-directory BUILD=build-san OPT=-O1 \
 	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+	@$(MAKE) --no-print-directory fuzz
+
+# `make fuzz` builds the fuzz targets with clang and libFuzzer and runs each
+# for FUZZ_SECONDS (default 20); see fuzz/README.md.
+include fuzz/fuzz.mk
 
 bench: all
 	@sh bench/run.sh $(BUILD)

@@ -107,14 +107,15 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A number from 0 to `max` (which also keeps out infinities and NaN). */
 static int
-parse_number(const char *s, const char *opt, double *out, struct ray_err *err)
+parse_number(const char *s, const char *opt, double max, double *out, struct ray_err *err)
 {
 	char *end;
 	double v = strtod(s, &end);
 
-	if (*s == '\0' || *end != '\0' || v < 0 || v != v) {
-		ray_err_set(err, RAY_EINVAL, "%s needs a number of 0 or more, got '%s'", opt, s);
+	if (*s == '\0' || *end != '\0' || !(v >= 0 && v <= max)) {
+		ray_err_set(err, RAY_EINVAL, "%s needs a number from 0 to %g, got '%s'", opt, max, s);
 		ray_err_hint(err, "for example: %s 300", opt);
 		return RAY_EINVAL;
 	}
@@ -147,7 +148,7 @@ ray_cli_parse(int argc, char **argv, struct ray_opts *o, struct ray_err *err)
 	o->budget = -1;
 	o->command = RAY_CMD_RUN;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_INPUT: o->input = optarg; break;
 		case OPT_RESUME: o->resume = optarg; o->command = RAY_CMD_RESUME; break;
@@ -174,7 +175,7 @@ ray_cli_parse(int argc, char **argv, struct ray_opts *o, struct ray_err *err)
 			o->effort = optarg;
 			break;
 		case OPT_BUDGET:
-			if ((r = parse_number(optarg, "--budget", &o->budget, err)) < 0)
+			if ((r = parse_number(optarg, "--budget", 1e6, &o->budget, err)) < 0)
 				return r;
 			break;
 		case OPT_NODEBUG: o->no_debug = 1; break;
@@ -182,11 +183,11 @@ ray_cli_parse(int argc, char **argv, struct ray_opts *o, struct ray_err *err)
 		case 'h':
 		case OPT_HELP: o->command = RAY_CMD_HELP; return 0;
 		case OPT_TIMEOUT:
-			if ((r = parse_number(optarg, "--timeout", &o->timeout, err)) < 0)
+			if ((r = parse_number(optarg, "--timeout", 1e7, &o->timeout, err)) < 0)
 				return r;
 			break;
 		case OPT_MAXPAR:
-			if ((r = parse_number(optarg, "--max-parallel", &v, err)) < 0)
+			if ((r = parse_number(optarg, "--max-parallel", 1e6, &v, err)) < 0)
 				return r;
 			if (v != (long)v) {
 				ray_err_set(err, RAY_EINVAL, "--max-parallel needs a whole number, got '%s'", optarg);

@@ -163,7 +163,11 @@ function M.outcome(res, st)
     out.kind = "ok"
     return out
   end
-  local why = st.result or st.errors or out.stderr:match("[^\n]+") or ("exit status " .. tostring(res.exit or res.signal))
+  local why = st.result or st.errors or out.stderr:match("[^\n]+")
+  if not why then
+    why = res.exit == 0 and "the Claude Code CLI ended without a result"
+      or ("the Claude Code CLI ended with " .. (res.signal and ("signal " .. res.signal) or ("exit status " .. tostring(res.exit))))
+  end
   out.msg = why
   if st.api_status == 401 or (st.result or ""):find("Invalid API key", 1, true)
       or (st.result or ""):find("Not logged in", 1, true) then
