@@ -8,7 +8,7 @@
 # Seeds are small and cover valid and tricky input: tags cut in odd places,
 # <print>, attributes and every error of the tag grammar; stream-json as the
 # fake CLI prints it (replies, tools, API errors, limits, sessions) and as
-# /work/shared/claude-cli-offline.md shows it, broken lines too; the
+# the real Claude Code CLI prints it, broken lines too; the
 # frontmatter of workflows/ and YAML corner cases; state files written by
 # raymond itself (completed, failed inside a call, forks, markdown turns,
 # hook data) and damaged ones; zip archives made by mkzip in both layouts
@@ -87,7 +87,7 @@ fake limit --session-id 55555555-5555-4555-8555-555555555555 -- 'MOCK: limit 360
 fake no-conversation --resume 66666666-6666-4666-8666-666666666666 -- 'MOCK: reply x'
 fake no-output --session-id $U1 -- 'MOCK: reply x'
 fake multi-text --session-id 77777777-7777-4777-8777-777777777777 -- 'MOCK: reply line one\nline two <print>p</print>\n<goto>B</goto>'
-# From /work/shared/claude-cli-offline.md (abridged there; completed here).
+# Lines of the kinds the real Claude Code CLI 2.1.197 prints.
 cl() { printf '%s\n' "$@" >"$C/claude/$1.tmp"; tail -n +2 "$C/claude/$1.tmp" >"$C/claude/$1"; rm "$C/claude/$1.tmp"; }
 cl doc-success \
  '{"type":"system","subtype":"init","cwd":"/tmp/wk/p2","session_id":"70d5a1","tools":["Task","Bash","Write"],"mcp_servers":[],"model":"claude-opus-4-8[1m]","permissionMode":"bypassPermissions","apiKeySource":"ANTHROPIC_API_KEY","claude_code_version":"2.1.197"}' \

@@ -7,9 +7,8 @@
  *       [--effort E] [--session-id UUID] [--resume UUID [--fork-session]]
  *       [--max-budget-usd X] [--disallowed-tools LIST] -- PROMPT
  *
- * It behaves like Claude Code 2.1.197 as described in
- * /work/shared/claude-cli-offline.md: the same flags, stream-json lines,
- * error texts and exit statuses, sessions keyed by id and cwd.  The reply is
+ * It behaves like the Claude Code CLI 2.1.197: the same flags, stream-json
+ * lines, error texts and exit statuses, sessions keyed by id and cwd.  The reply is
  * scripted by a line `MOCK: STEP || STEP ...` in the prompt (tests/README.md):
  * the k-th invocation whose prompt holds the same line gets the k-th step.
  *
