@@ -80,6 +80,7 @@ struct ray_tagparse {
 	size_t captags;
 	int finished;
 	int failed;
+	unsigned never_closes;	/* bit i: tag_names[i] has no close from here on */
 	struct ray_err err;	/* the error that stopped the parser */
 };
 
@@ -169,9 +170,32 @@ begin_tag(struct ray_tagparse *p)
 	p->state = ST_NAME;
 }
 
+/* The bit of the pending tag's name in never_closes. */
+static unsigned
+name_bit(const struct ray_tagparse *p)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(tag_names); i++)
+		if (strcmp(p->name, tag_names[i]) == 0)
+			return 1u << i;
+	return 0;
+}
+
 static void
 open_done(struct ray_tagparse *p)
 {
+	/*
+	 * While draining, a name whose earlier body ran to the end of input
+	 * without its closing tag cannot be closed later either: this opening
+	 * tag is prose now, as the next round of the drain would find, and
+	 * going straight on keeps the drain linear however many there are.
+	 */
+	if (p->never_closes & name_bit(p)) {
+		ray_buf_reset(&p->pending);
+		p->state = ST_TEXT;
+		return;
+	}
 	p->open_len = p->pending.len;
 	p->close[0] = '<';
 	p->close[1] = '/';
@@ -450,7 +474,9 @@ step(struct ray_tagparse *p, const char *data, size_t len)
  * opening tag) or its whole opening tag (for a body that never closed) is
  * dropped as text and the bytes after it go through the machine again,
  * which may leave another tag open, so this repeats.  Each round starts
- * further on, so it ends.
+ * further on, so it ends; and a body that never closed marks its name, so
+ * later tags of that name are prose at once (see open_done) and the whole
+ * drain stays linear.
  */
 static int
 drain(struct ray_tagparse *p)
@@ -460,6 +486,8 @@ drain(struct ray_tagparse *p)
 	int rc;
 
 	while (p->state != ST_TEXT && p->state != ST_PRINT) {
+		if (p->state == ST_BODY)
+			p->never_closes |= name_bit(p);
 		from = p->state == ST_BODY ? p->open_len : 1;
 		rest = p->pending;
 		p->pending = (struct ray_buf)RAY_BUF_INIT;

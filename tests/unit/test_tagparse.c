@@ -310,6 +310,32 @@ TEST(unclosed_body_is_rescanned)
 	fx_free(&f);
 }
 
+/*
+ * A name whose body never closed cannot close later: thousands of such
+ * opening tags are all prose, with or without attributes, and a tag of
+ * another name after them still counts.
+ */
+TEST(many_unclosed_tags)
+{
+	struct ray_buf in = RAY_BUF_INIT;
+	const struct ray_tag *t;
+	struct fx f;
+	int i;
+
+	for (i = 0; i < 20000; i++)
+		ray_buf_adds(&in, i % 2 ? "<result> " : "<result x='1'>");
+	ray_buf_adds(&in, "<goto>B</goto> <result>");
+	fx_parse(&f, in.data, in.len);
+	ASSERT_EQ(f.rc, 0);
+	ASSERT_EQ(ray_tagparse_count(f.p), 1);
+	t = ray_tagparse_tag(f.p, 0);
+	ASSERT_STREQ(t->name, "goto");
+	ASSERT_STREQ(t->body, "B");
+	ASSERT_EQ(t->offset, in.len - strlen("<goto>B</goto> <result>"));
+	fx_free(&f);
+	ray_buf_release(&in);
+}
+
 TEST(rescan_repeats)
 {
 	static const char in[] =
@@ -743,7 +769,8 @@ TEST(random_chunkings)
 TESTS(T_CASE(transition_tags), T_CASE(white_space_after_name),
     T_CASE(near_names_are_text), T_CASE(reserved_names_are_tags),
     T_CASE(several_tags_and_raw_bodies), T_CASE(nul_bytes_in_body),
-    T_CASE(unclosed_body_is_rescanned), T_CASE(rescan_repeats),
+    T_CASE(unclosed_body_is_rescanned), T_CASE(many_unclosed_tags),
+    T_CASE(rescan_repeats),
     T_CASE(unfinished_open_tag_is_text), T_CASE(print_streams_as_it_arrives),
     T_CASE(print_unclosed_at_end), T_CASE(print_inside_result_is_not_printed),
     T_CASE(print_without_callback), T_CASE(malformed_attributes),
