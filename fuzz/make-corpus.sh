@@ -153,6 +153,8 @@ for f in "$top"/workflows/*/1_START.md "$top"/workflows/classify/CLASSIFY.md \
 done
 fm() { printf '%s' "$2" >"$C/frontmatter/$1"; }
 fmf() { printf "%b" "$2" >"$C/frontmatter/$1"; }
+# A bug the fuzzers found, fixed: a lone CR made errors name a later line.
+fm regress-cr-line $'---\nmodel: a\rb: c\rx: [1\n---\nbody\n'
 fm none $'Just a prompt.\n---\nnot frontmatter\n---\n'
 fm unclosed $'---\nmodel: sonnet\nNo closing fence.\n'
 fm bad-yaml $'---\nmodel: sonnet\nallowed_transitions: [ {tag: goto\n---\nbody\n'

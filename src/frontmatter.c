@@ -33,11 +33,37 @@ struct reader {
 	struct ray_err *err;
 };
 
+/*
+ * The file line of the YAML's character number `index` (counted from 0, as
+ * libyaml counts, in characters).  libyaml's own line numbers also take a
+ * CR without LF, U+0085, U+2028 and U+2029 as line breaks, which editors
+ * showing the file may not, so only LF counts here.
+ */
+static unsigned long long
+line_of(const struct reader *r, size_t index)
+{
+	unsigned long long line = 0;
+	size_t i, chars = 0;
+
+	for (i = 0; i < r->len; i++) {
+		unsigned char c = (unsigned char)r->yaml[i];
+
+		if ((c & 0xC0) != 0x80) {	/* the first byte of a character */
+			if (chars == index)
+				break;
+			chars++;
+		}
+		if (c == '\n')
+			line++;
+	}
+	return line + (unsigned long long)r->first_line;
+}
+
 /* The file line of a libyaml mark. */
 static unsigned long long
 file_line(const struct reader *r, yaml_mark_t mark)
 {
-	return (unsigned long long)mark.line + (unsigned long long)r->first_line;
+	return line_of(r, mark.index);
 }
 
 static int
@@ -78,10 +104,10 @@ parse_error(const struct reader *r, const yaml_parser_t *p)
 		    "frontmatter: out of memory while parsing the YAML");
 	if (p->error == YAML_READER_ERROR) {
 		/* The reader gives a byte offset rather than a mark. */
-		mark.line = 0;
+		mark.index = 0;
 		for (i = 0; i < p->problem_offset && i < r->len; i++)
-			if (r->yaml[i] == '\n')
-				mark.line++;
+			if (((unsigned char)r->yaml[i] & 0xC0) != 0x80)
+				mark.index++;
 		if (p->problem_value != -1)
 			snprintf(value, sizeof(value), " (byte 0x%02X)",
 			    (unsigned)p->problem_value & 0xFFu);

@@ -295,3 +295,12 @@ T.test("misuse raises", function()
   T.eq(ok, false, "no argument")
   T.has(err, "string expected", "message")
 end)
+
+T.test("errors name the file's lines even when the YAML holds lone CRs", function()
+  -- libyaml takes a CR without LF as a line break too; the file's lines
+  -- are counted by LF, so the error is on line 2 or the closing line 3.
+  local meta, err = raymond.frontmatter("---\nmodel: a\rb: c\rx: [1\n---\nbody\n")
+  T.eq(meta, nil, "parsed")
+  T.has(err, "frontmatter line 3:", "line")
+  T.has(err, "at line 2)", "context line")
+end)
