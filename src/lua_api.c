@@ -444,13 +444,6 @@ api_stderr(lua_State *L)
 	return write_stream(L, stderr);
 }
 
-static int
-api_isatty(lua_State *L)
-{
-	lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
-	return 1;
-}
-
 /* raymond.embedded(prefix) -> {name = source, ...} of compiled-in files */
 static int
 api_embedded(lua_State *L)
@@ -734,7 +727,6 @@ static const luaL_Reg api_funcs[] = {
 	{ "environ", api_environ },
 	{ "stdout", api_stdout },
 	{ "stderr", api_stderr },
-	{ "isatty", api_isatty },
 	{ "embedded", api_embedded },
 	{ "sha256_file", api_sha256_file },
 	{ "zip_open", api_zip_open },

@@ -185,21 +185,9 @@ api_limit_left(lua_State *L)
 	return 1;
 }
 
-/* raymond.memory() -> bytes the Lua state holds, and its limit (0: none). */
-static int
-api_memory(lua_State *L)
-{
-	struct ray_host *h = ray__host_from(L);
-
-	lua_pushinteger(L, (lua_Integer)h->mem_used);
-	lua_pushinteger(L, (lua_Integer)h->mem_limit);
-	return 2;
-}
-
 static const luaL_Reg limit_funcs[] = {
 	{ "limited_call", api_limited_call },
 	{ "limit_left", api_limit_left },
-	{ "memory", api_memory },
 	{ NULL, NULL },
 };
 

@@ -29,7 +29,6 @@ struct ray_host {
 	int interrupted;	/* the signal number that stopped the run */
 	int stopping;		/* no more launches: error or signal */
 	int crashed;		/* a Lua error escaped a coroutine */
-	int sleepers;		/* coroutines waiting in raymond.sleep */
 
 	/* Memory (lua_host.c): the whole Lua state, engine and hooks. */
 	size_t mem_used;

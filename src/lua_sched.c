@@ -630,7 +630,6 @@ on_sleep(uv_timer_t *t)
 	struct sleeper *s = t->data;
 	struct ray_host *h = s->h;
 
-	h->sleepers--;
 	lua_pushboolean(s->co, !h->stopping);
 	uv_close((uv_handle_t *)t, on_sleeper_close);
 	resume(h, s->co, s->ref, 1);
@@ -654,7 +653,6 @@ api_sleep(lua_State *L)
 	uv_timer_init(h->loop, &s->timer);
 	s->timer.data = s;
 	uv_timer_start(&s->timer, on_sleep, sec > 0 ? (uint64_t)(sec * 1000) : 0, 0);
-	h->sleepers++;
 	return lua_yield(L, 0);
 }
 

@@ -53,7 +53,6 @@ struct ray_proc {
 
 /* All live procs, for ray_proc_kill_all(). */
 static struct ray_proc *live_head;
-static int live_count;
 
 /*
  * One read buffer serves every pipe: libuv calls alloc, reads, and hands
@@ -73,7 +72,6 @@ unlink_live(struct ray_proc *p)
 		live_head = p->next;
 	if (p->next)
 		p->next->prev = p->prev;
-	live_count--;
 }
 
 static void
@@ -265,7 +263,6 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 	if (live_head)
 		live_head->prev = p;
 	live_head = p;
-	live_count++;
 	*out = p;
 	return 0;
 
@@ -297,8 +294,3 @@ ray_proc_kill_all(void)
 	return n;
 }
 
-int
-ray_proc_live(void)
-{
-	return live_count;
-}

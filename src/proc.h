@@ -67,7 +67,5 @@ int ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 void ray_proc_kill(struct ray_proc *p);
 /* ray_proc_kill every live proc; returns how many there were. */
 int ray_proc_kill_all(void);
-/* The number of procs whose done has not been called yet. */
-int ray_proc_live(void);
 
 #endif

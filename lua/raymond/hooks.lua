@@ -235,13 +235,6 @@ local function check_decision(file, fn, event, d)
   return d
 end
 
--- Call one handler within the limits (src/lua_limit.c); returns ok and
--- the decision, or false and a message with a traceback.
-local function call(fn, ev)
-  local ok, d = raymond.limited_call(fn, ev, M.instructions, M.seconds)
-  return ok, d
-end
-
 -- Call every handler for `name`.  Returns the merged decision (possibly
 -- empty; the first file to set a field wins) or nil and a message naming
 -- the hook file and line.
@@ -252,7 +245,9 @@ function M.emit(set, name, ev)
   for _, file in ipairs(set.files) do
     local fn = file.handlers[name]
     if fn then
-      local ok, d = call(fn, ev)
+      -- Within the limits (src/lua_limit.c): ok and the decision, or false
+      -- and a message with a traceback.
+      local ok, d = raymond.limited_call(fn, ev, M.instructions, M.seconds)
       local err
       if not ok then
         err = string.format("hook %s failed in %s: %s", file.name, name, tostring(d))

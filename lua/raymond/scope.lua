@@ -1,12 +1,11 @@
 -- raymond.scope: where a workflow's states live, a folder or a zip archive.
 --
--- A scope answers four questions about a state NAME (a bare file name):
+-- A scope answers three questions about a state NAME (a bare file name):
 --   scope:has(name)          is there such a state file?
 --   scope:read(name)         its text, or nil and a message
 --   scope:script(name)       a path bash can run: the file itself in a
 --                            folder; for an archive, its copy in a private
 --                            folder extracted on first use
---   scope:list()             the names, sorted
 -- plus scope.path (the folder or archive, absolute), scope.kind ("dir" or
 -- "zip"), scope.dir (the folder scripts see as RAYMOND_STATE_DIR) and
 -- scope:close() (removes an archive's extracted copy).
@@ -26,13 +25,6 @@ Dir.__index = Dir
 function Dir:has(name) return raymond.stat(self.path .. "/" .. name) == "file" end
 function Dir:read(name) return raymond.read_file(self.path .. "/" .. name) end
 function Dir:script(name) return self.path .. "/" .. name end
-function Dir:list()
-  local out = {}
-  for _, n in ipairs(raymond.listdir(self.path) or {}) do
-    if self:has(n) then out[#out + 1] = n end
-  end
-  return out
-end
 function Dir:close() end
 
 local Zip = {}
@@ -42,12 +34,6 @@ function Zip:has(name) return self.files[name] == true end
 function Zip:read(name)
   if not self.files[name] then return nil, string.format("no state '%s' in %s", name, self.path) end
   return raymond.zip_read(self.path, name)
-end
-function Zip:list()
-  local out = {}
-  for n in pairs(self.files) do out[#out + 1] = n end
-  table.sort(out)
-  return out
 end
 
 -- Scripts run from a private copy, extracted once per process and removed
