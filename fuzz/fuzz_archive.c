@@ -14,6 +14,7 @@
  */
 #include "archive.h"
 #include "ray.h"
+#include "fuzz.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,20 +28,6 @@
 #include <unistd.h>
 
 static char path[64];
-
-/* A broken promise: say which, then abort so libFuzzer keeps the input. */
-static void __attribute__((format(printf, 1, 2), noreturn))
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("==fuzz== ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
 
 static void
 remove_input(void)

@@ -58,23 +58,6 @@ static const char driver[] =
 "end\n"
 "return M\n";
 
-static lua_State *
-setup(void)
-{
-	static lua_State *L;
-
-	if (L != NULL)
-		return L;
-	L = luafuzz_host();
-	if (luaL_loadbufferx(L, driver, sizeof(driver) - 1, "=fuzz_claude",
-	    "t") != LUA_OK)
-		luafuzz_fail(L, "loading the driver");
-	if (ray__pcall(L, 0, 1) != LUA_OK)
-		luafuzz_fail(L, "the driver");
-	lua_setfield(L, LUA_REGISTRYINDEX, "fuzz.claude");
-	return L;
-}
-
 /* reader.line(s) for one line, as call_line() in lua_sched.c does it. */
 static void
 line(lua_State *L, int reader, const char *s, size_t n)
@@ -90,7 +73,8 @@ line(lua_State *L, int reader, const char *s, size_t n)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	lua_State *L = setup();
+	lua_State *L = luafuzz_driver(driver, sizeof(driver) - 1, "=fuzz_claude",
+	    "fuzz.claude");
 	const char *s = (const char *)data, *nl;
 	int top = lua_gettop(L), reader;
 	static unsigned long runs;

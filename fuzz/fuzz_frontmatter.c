@@ -19,6 +19,7 @@
  */
 #include "frontmatter.h"
 #include "ray.h"
+#include "fuzz.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -38,20 +39,6 @@ struct job {
 	int rc;
 	struct ray_err err;
 };
-
-/* A broken promise: say which, then abort so libFuzzer keeps the input. */
-static void __attribute__((format(printf, 1, 2), noreturn))
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("==fuzz== ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
 
 /* Check the value at the top of the stack; depth counts tables around it. */
 static void

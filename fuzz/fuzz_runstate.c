@@ -38,27 +38,11 @@ static const char driver[] =
 "  end\n"
 "end\n";
 
-static lua_State *
-setup(void)
-{
-	static lua_State *L;
-
-	if (L != NULL)
-		return L;
-	L = luafuzz_host();
-	if (luaL_loadbufferx(L, driver, sizeof(driver) - 1, "=fuzz_runstate",
-	    "t") != LUA_OK)
-		luafuzz_fail(L, "loading the driver");
-	if (ray__pcall(L, 0, 1) != LUA_OK)
-		luafuzz_fail(L, "the driver");
-	lua_setfield(L, LUA_REGISTRYINDEX, "fuzz.runstate");
-	return L;
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	lua_State *L = setup();
+	lua_State *L = luafuzz_driver(driver, sizeof(driver) - 1, "=fuzz_runstate",
+	    "fuzz.runstate");
 	int top = lua_gettop(L);
 	static unsigned long runs;
 

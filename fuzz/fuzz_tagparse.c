@@ -21,6 +21,7 @@
  */
 #include "buf.h"
 #include "ray.h"
+#include "fuzz.h"
 #include "tagparse.h"
 
 #include <stdarg.h>
@@ -38,20 +39,6 @@ static const char *const names[] = {
 	"ask", "await", "call-workflow", "function-workflow", "fork-workflow",
 	"reset-workflow",
 };
-
-/* A broken promise: say which, then abort so libFuzzer keeps the input. */
-static void __attribute__((format(printf, 1, 2), noreturn))
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("==fuzz== ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
 
 static void
 record(void *ud, const char *text, size_t len, int end)

@@ -3,6 +3,7 @@
  * engine modules (fuzz_claude.c, fuzz_runstate.c).
  *
  *	lua_State *L = luafuzz_host();	created once, on first use
+ *	L = luafuzz_driver(src, len, "=name", "fuzz.name");  with a driver
  *	luafuzz_cover(L, 1);		... call into Lua ...
  *	luafuzz_cover(L, 0);
  *	luafuzz_fail(L, "what");	a Lua error is a bug: report, abort
@@ -85,6 +86,26 @@ luafuzz_fail(lua_State *L, const char *what)
 	fprintf(stderr, "==fuzz== %s raised a Lua error:\n%s\n", what,
 	    lua_tostring(L, -1) ? lua_tostring(L, -1) : "(not a string)");
 	abort();
+}
+
+/*
+ * Load the target's Lua driver (a chunk returning its table) once, keep it
+ * in the registry under `key`, and return the host with the driver there.
+ */
+static inline lua_State *
+luafuzz_driver(const char *driver, size_t len, const char *chunk, const char *key)
+{
+	static lua_State *L;
+
+	if (L != NULL)
+		return L;
+	L = luafuzz_host();
+	if (luaL_loadbufferx(L, driver, len, chunk, "t") != LUA_OK)
+		luafuzz_fail(L, "loading the driver");
+	if (ray__pcall(L, 0, 1) != LUA_OK)
+		luafuzz_fail(L, "the driver");
+	lua_setfield(L, LUA_REGISTRYINDEX, key);
+	return L;
 }
 
 #endif
