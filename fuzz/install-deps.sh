@@ -30,21 +30,8 @@ works || need="clang-14 libclang-rt-14-dev"
     command -v llvm-symbolizer >/dev/null 2>&1 || need="$need llvm-14"
 
 [ -n "$need" ] || exit 0
-
-echo "raymond: installing missing fuzzing packages:$need" >&2
-if [ "$(id -u)" = 0 ]; then
-	sudo=""
-elif command -v sudo >/dev/null 2>&1; then
-	sudo="sudo"
-else
-	echo "raymond: error: packages missing:$need" >&2
-	echo "hint: run as root: apt-get install -y$need" >&2
-	exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
 # shellcheck disable=SC2086
-$sudo apt-get install -y -qq --no-install-recommends $need >/dev/null
+sh "$(dirname "$0")/../tools/apt-install.sh" fuzzing $need
 if ! works; then
 	echo "raymond: error: $cc cannot build libFuzzer targets (-fsanitize=fuzzer,address,undefined)" >&2
 	echo "hint: install clang 14 and libclang-rt-14-dev, or run: make fuzz FUZZ_CC=clang" >&2

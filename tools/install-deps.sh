@@ -16,18 +16,5 @@ command -v make >/dev/null 2>&1 || need="$need make"
 command -v bash >/dev/null 2>&1 || need="$need bash"
 
 [ -n "$need" ] || exit 0
-
-echo "raymond: installing missing build packages:$need" >&2
-if [ "$(id -u)" = 0 ]; then
-	sudo=""
-elif command -v sudo >/dev/null 2>&1; then
-	sudo="sudo"
-else
-	echo "raymond: error: packages missing:$need" >&2
-	echo "hint: run as root: apt-get install -y$need" >&2
-	exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
 # shellcheck disable=SC2086
-$sudo apt-get install -y -qq --no-install-recommends $need >/dev/null
+sh "$(dirname "$0")/apt-install.sh" build $need
