@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "lua_host.h"
 
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <limits.h>
 #include <signal.h>
@@ -108,14 +109,33 @@ raise_fd_limit(void)
 	}
 }
 
+/*
+ * Started with stdin, stdout or stderr closed, raymond's next open would
+ * take that number, and a state file or a child's pipe would then be
+ * written where the terminal's output belongs.  /dev/null fills the gap.
+ */
+static void
+fill_std_fds(void)
+{
+	int fd;
+
+	while ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0 && fd <= 2)
+		fcntl(fd, F_SETFD, 0);
+	if (fd > 2)
+		close(fd);
+}
+
 int
 ray_cmd_run(const struct ray_opts *o)
 {
-	uv_loop_t *loop = uv_default_loop();
+	uv_loop_t *loop;
 	struct ray_host *h = NULL;
 	struct ray_err err;
 	int code = 1;
 
+	/* Before the loop opens its own descriptors. */
+	fill_std_fds();
+	loop = uv_default_loop();
 	/* A child that dies with unread output must not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit();

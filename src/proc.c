@@ -1,8 +1,14 @@
 /*
  * proc.c - child processes on the libuv loop (see proc.h).
  *
- * Each proc owns four handles: the process, two pipes and one timer.  The
- * timer serves three purposes in turn, recorded in `tmode`:
+ * The child is started with posix_spawn, which glibc implements with
+ * clone(CLONE_VM | CLONE_VFORK): unlike fork it copies no page tables, so
+ * starting a state costs the same however large raymond's heap has grown.
+ * Its exit is watched through a pidfd polled on the loop; nothing else in
+ * raymond reaps children, so the pid stays ours until we wait for it.
+ *
+ * Each proc owns four handles: the exit poll, two pipes and one timer.
+ * The timer serves three purposes in turn, recorded in `tmode`:
  *
  *	spawn ──> WATCH ──(no output for timeout)──> GRACE ──(1 s)──> SIGKILL
  *	            │                                  │
@@ -19,19 +25,31 @@
  * through uv_signal_t handlers elsewhere, which call ray_proc_kill_all().
  */
 #include "proc.h"
+#include "buf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define GRACE_MS 1000
 #define DRAIN_MS 2000
 
+/* What execvp searches when the environment names no PATH. */
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
 enum tmode { T_OFF, T_WATCH, T_GRACE, T_DRAIN };
 
 struct ray_proc {
-	uv_process_t process;
+	pid_t pid;
+	int pidfd;
+	uv_poll_t exitw;	/* the pidfd: readable once the child exits */
 	uv_pipe_t out;
 	uv_pipe_t err;
 	uv_timer_t timer;
@@ -81,6 +99,9 @@ on_close(uv_handle_t *h)
 
 	if (--p->open_handles > 0)
 		return;
+	/* uv_poll_t watches the pidfd but leaves closing it to its owner. */
+	if (p->pidfd >= 0)
+		close(p->pidfd);
 	p->res.duration_ns = uv_hrtime() - p->start_ns;
 	if (p->finishing) {
 		unlink_live(p);
@@ -93,7 +114,7 @@ static void
 close_all(struct ray_proc *p)
 {
 	uv_handle_t *hs[] = {
-		(uv_handle_t *)&p->process, (uv_handle_t *)&p->out,
+		(uv_handle_t *)&p->exitw, (uv_handle_t *)&p->out,
 		(uv_handle_t *)&p->err, (uv_handle_t *)&p->timer,
 	};
 	size_t i;
@@ -122,9 +143,12 @@ maybe_finish(struct ray_proc *p)
 static void
 signal_group(struct ray_proc *p, int sig)
 {
-	/* A negative pid names the process group the child leads. */
-	if (p->process.pid > 0)
-		uv_kill(-p->process.pid, sig);
+	/*
+	 * A negative pid names the process group the child leads.  Once the
+	 * child is reaped its pid may be reused, so an exited proc is never
+	 * signalled (callers check p->exited).
+	 */
+	kill(-p->pid, sig);
 }
 
 static void
@@ -192,13 +216,27 @@ on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 }
 
 static void
-on_proc_exit(uv_process_t *proc, int64_t status, int sig)
+on_exit_ready(uv_poll_t *w, int status, int events)
 {
-	struct ray_proc *p = proc->data;
+	struct ray_proc *p = w->data;
+	int ws;
+	pid_t r;
 
+	UNUSED(status);
+	UNUSED(events);
+	do
+		r = waitpid(p->pid, &ws, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return;	/* not yet: the poll fires again */
+	uv_poll_stop(w);
 	p->exited = 1;
-	p->res.exit_status = status;
-	p->res.term_signal = sig;
+	if (r > 0 && WIFSIGNALED(ws))
+		p->res.term_signal = WTERMSIG(ws);
+	else if (r > 0)
+		p->res.exit_status = WEXITSTATUS(ws);
+	else
+		p->res.exit_status = 127;
 	if (p->out_eof && p->err_eof) {
 		finish(p);
 		return;
@@ -207,18 +245,158 @@ on_proc_exit(uv_process_t *proc, int64_t status, int sig)
 	uv_timer_start(&p->timer, on_timer, DRAIN_MS, 0);
 }
 
+/*
+ * Where execvp would find argv[0]: the name itself when it holds a '/',
+ * else the first executable regular file of that name in the child's
+ * PATH.  The search happens here, before the child exists, so a relative
+ * PATH entry is taken from the child's working directory as it would be
+ * there.  Returns a malloc'd path, or NULL with errno set.
+ */
+static char *
+find_program(const char *name, char **env, const char *cwd)
+{
+	const char *path = DEFAULT_PATH, *dir, *end;
+	struct ray_buf b = RAY_BUF_INIT;
+	struct stat st;
+	int denied = 0;
+	char **e;
+
+	if (strchr(name, '/') != NULL)
+		return xstrdup(name);
+	for (e = env; *e != NULL; e++)
+		if (strncmp(*e, "PATH=", 5) == 0) {
+			path = *e + 5;
+			break;
+		}
+	for (dir = path; ; dir = end + 1) {
+		end = strchrnul(dir, ':');
+		ray_buf_reset(&b);
+		if (dir[0] != '/' && cwd != NULL) {
+			ray_buf_adds(&b, cwd);
+			ray_buf_addc(&b, '/');
+		}
+		/* An empty entry means the current directory. */
+		if (end > dir)
+			ray_buf_add(&b, dir, (size_t)(end - dir));
+		else
+			ray_buf_addc(&b, '.');
+		ray_buf_addc(&b, '/');
+		ray_buf_adds(&b, name);
+		if (stat(ray_buf_str(&b), &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(ray_buf_str(&b), X_OK) == 0)
+				return ray_buf_detach(&b);
+			denied = 1;
+		}
+		if (*end == '\0')
+			break;
+	}
+	ray_buf_release(&b);
+	errno = denied ? EACCES : ENOENT;
+	return NULL;
+}
+
+/*
+ * Start the command with stdin from /dev/null, stdout and stderr on the
+ * given pipe ends, in a session (and so a process group) of its own, with
+ * every signal at its default and none blocked: what a shell would give
+ * it, whatever raymond ignores or blocks itself.
+ */
+static int
+start(struct ray_proc *p, const struct ray_proc_opts *opts, int outw,
+    int errw)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t all, none;
+	char **env = opts->env != NULL ? opts->env : environ;
+	char **sh_argv = NULL;
+	char *prog;
+	size_t argc;
+	int r;
+
+	prog = find_program(opts->argv[0], env, opts->cwd);
+	if (prog == NULL)
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, outw, 1);
+	posix_spawn_file_actions_adddup2(&fa, errw, 2);
+	if (opts->cwd != NULL)
+		posix_spawn_file_actions_addchdir_np(&fa, opts->cwd);
+	posix_spawnattr_init(&at);
+	/*
+	 * Not sigfillset: glibc leaves its two internal signals out of that,
+	 * and the spawned child would then start with them ignored.
+	 */
+	memset(&all, 0xff, sizeof(all));
+	sigemptyset(&none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
+	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+	r = posix_spawn(&p->pid, prog, &fa, &at, opts->argv, env);
+	if (r == ENOEXEC) {
+		/* A script without "#!": execvp hands it to /bin/sh. */
+		for (argc = 0; opts->argv[argc] != NULL; argc++)
+			;
+		sh_argv = xcalloc(argc + 2, sizeof(*sh_argv));
+		sh_argv[0] = "/bin/sh";
+		sh_argv[1] = prog;
+		memcpy(sh_argv + 2, opts->argv + 1, argc * sizeof(*sh_argv));
+		r = posix_spawn(&p->pid, "/bin/sh", &fa, &at, sh_argv, env);
+	}
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	free(sh_argv);
+	free(prog);
+	return -r;
+}
+
+/*
+ * Watch for the child's exit.  Should that fail, the child is killed and
+ * reaped at once: a command raymond cannot wait for must not run on.
+ */
+static int
+watch_exit(uv_loop_t *loop, struct ray_proc *p)
+{
+	int r;
+
+	p->pidfd = pidfd_open(p->pid, 0);
+	if (p->pidfd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = uv_poll_init(loop, &p->exitw, p->pidfd);
+	if (r < 0)
+		goto fail;
+	p->exitw.data = p;
+	p->open_handles++;
+	r = uv_poll_start(&p->exitw, UV_READABLE, on_exit_ready);
+	if (r < 0)
+		goto fail;
+	return 0;
+
+fail:
+	signal_group(p, SIGKILL);
+	while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
 int
 ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
     const struct ray_proc_ops *ops, void *ud, struct ray_proc **out,
     struct ray_err *err)
 {
 	struct ray_proc *p = xcalloc(1, sizeof(*p));
-	uv_process_options_t po;
-	uv_stdio_container_t stdio[3];
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	const char *doing = "start";
 	int r;
 
 	p->ops = ops;
 	p->ud = ud;
+	p->pidfd = -1;
 	p->timeout_ms = opts->timeout_ms;
 	p->start_ns = uv_hrtime();
 	uv_pipe_init(loop, &p->out, 0);
@@ -227,31 +405,26 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 	p->out.data = p->err.data = p->timer.data = p;
 	p->open_handles = 3;
 
-	memset(&po, 0, sizeof(po));
-	memset(stdio, 0, sizeof(stdio));
-	stdio[0].flags = UV_IGNORE;	/* libuv opens /dev/null for it */
-	stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-	stdio[1].data.stream = (uv_stream_t *)&p->out;
-	stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-	stdio[2].data.stream = (uv_stream_t *)&p->err;
-	po.file = opts->argv[0];
-	po.args = opts->argv;
-	po.env = opts->env;
-	po.cwd = opts->cwd;
-	po.flags = UV_PROCESS_DETACHED;
-	po.stdio = stdio;
-	po.stdio_count = 3;
-	po.exit_cb = on_proc_exit;
-
-	p->process.data = p;
-	r = uv_spawn(loop, &p->process, &po);
-	p->open_handles++;	/* uv_spawn initialised the handle either way */
-	if (r < 0) {
-		ray_err_set(err, r, "cannot start '%s'%s%s: %s", opts->argv[0],
-		    opts->cwd ? " in " : "", opts->cwd ? opts->cwd : "",
-		    uv_strerror(r));
+	/* Read ends belong to their handles at once; uv_close closes them. */
+	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		r = -errno;
 		goto fail;
 	}
+	if ((r = uv_pipe_open(&p->out, outp[0])) < 0)
+		goto fail;
+	outp[0] = -1;
+	if ((r = uv_pipe_open(&p->err, errp[0])) < 0)
+		goto fail;
+	errp[0] = -1;
+	r = start(p, opts, outp[1], errp[1]);
+	if (r < 0)
+		goto fail;
+	doing = "watch";
+	r = watch_exit(loop, p);
+	if (r < 0)
+		goto fail;
+	close(outp[1]);
+	close(errp[1]);
 	uv_read_start((uv_stream_t *)&p->out, on_alloc, on_read);
 	uv_read_start((uv_stream_t *)&p->err, on_alloc, on_read);
 	p->last_output = uv_now(loop);
@@ -267,6 +440,20 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 	return 0;
 
 fail:
+	if (outp[0] >= 0)
+		close(outp[0]);
+	if (errp[0] >= 0)
+		close(errp[0]);
+	if (outp[1] >= 0)
+		close(outp[1]);
+	if (errp[1] >= 0)
+		close(errp[1]);
+	ray_err_set(err, r, "cannot %s '%s'%s%s: %s", doing, opts->argv[0],
+	    opts->cwd ? " in " : "", opts->cwd ? opts->cwd : "",
+	    uv_strerror(r));
+	if (r == UV_ENOSYS)
+		ray_err_hint(err, "raymond needs Linux 5.3 or later to watch "
+		    "the processes it starts");
 	/* finishing stays 0, so the close callbacks free p without done. */
 	close_all(p);
 	return r;
@@ -293,4 +480,3 @@ ray_proc_kill_all(void)
 		ray_proc_kill(p);
 	return n;
 }
-

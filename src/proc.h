@@ -2,10 +2,11 @@
  * proc.h - child processes on the libuv loop.
  *
  * A ray_proc runs one command with stdin from /dev/null and stdout/stderr
- * read through pipes as the bytes arrive.  The child gets a process group
- * of its own (UV_PROCESS_DETACHED makes it call setsid), so a kill reaches
- * the command and everything it started, and a Ctrl-C in the terminal
- * reaches only raymond, which forwards it.
+ * read through pipes as the bytes arrive.  The child gets a session, and
+ * so a process group, of its own, so a kill reaches the command and
+ * everything it started, and a Ctrl-C in the terminal reaches only
+ * raymond, which forwards it.  It starts with every signal at its default
+ * and none blocked.  Linux 5.3 or later is needed (pidfd_open).
  *
  * Calling sequence:
  *
@@ -21,11 +22,12 @@
  * nothing on either pipe for that long has its group sent SIGTERM, and
  * SIGKILL 1 second later if it is still there; result.timed_out is set.
  *
- * Errors: ray_proc_spawn returns a negative libuv code and fills `err`
- * when the command cannot be started; done is then never called.
+ * Errors: ray_proc_spawn returns a negative errno value (which is also
+ * the libuv code) and fills `err` when the command cannot be started;
+ * done is then never called.
  *
- * Ownership: opts and its strings are copied by libuv during the call, so
- * they are borrowed only for its duration.  The chunks passed to out/err
+ * Ownership: opts and its strings are borrowed only for the duration of
+ * the call.  The chunks passed to out/err
  * are valid only during the callback.  The proc pointer is valid until
  * done returns.
  */
@@ -40,8 +42,8 @@
 struct ray_proc;
 
 struct ray_proc_opts {
-	char **argv;		/* argv[0] is looked up on PATH */
-	char **env;		/* NULL-terminated "K=V" list */
+	char **argv;		/* argv[0] is looked up on env's PATH */
+	char **env;		/* NULL-terminated "K=V" list; NULL: ours */
 	const char *cwd;	/* NULL: raymond's own */
 	uint64_t timeout_ms;	/* inactivity limit, 0: none */
 };
