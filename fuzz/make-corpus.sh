@@ -11,7 +11,8 @@
 # the real Claude Code CLI prints it, broken lines too; the
 # frontmatter of workflows/ and YAML corner cases; state files written by
 # raymond itself (completed, failed inside a call, forks, markdown turns,
-# hook data) and damaged ones; zip archives made by mkzip in both layouts
+# hook data) and damaged ones; journals a killed run left, whole, cut and
+# with a flipped bit; zip archives made by mkzip in both layouts
 # and every refused shape, plus damaged ones.
 set -eu
 
@@ -27,7 +28,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/raymond-corpus.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$C"
-mkdir -p "$C"/{tagparse,claude,frontmatter,runstate,archive}
+mkdir -p "$C"/{tagparse,claude,frontmatter,runstate,archive,journal}
 
 # ---- tagparse: HEADER (printf format) then the payload ------------------
 # Header byte 0: chunk-size count n (low 3 bits), r (high 5 bits; 31
@@ -293,4 +294,27 @@ mk dup-name START.md=START.md STARX.md=START.md
 for o in $(grep -obUa 'STARX.md' "$C/archive/dup-name" | cut -d: -f1); do
 	printf 'T' | dd of="$C/archive/dup-name" bs=1 seek=$((o + 4)) conv=notrunc 2>/dev/null
 done
+# ---- journal: what a killed run leaves ------------------------------------
+p=$tmp/proj-journal
+mkdir -p "$p/wf" "$p/.git"
+printf '%s\n' 'n=$RAYMOND_INPUT' 'if [ "$n" -ge 6 ]; then sleep 30; fi' \
+	'echo "<goto input=\"$((n + 1))\">STEP</goto>"' >"$p/wf/STEP.sh"
+(cd "$p" && exec "$RAYMOND" wf/STEP.sh --input 1 --quiet --no-debug >/dev/null 2>&1) &
+pid=$!
+for _ in $(seq 1 100); do
+	j=$(ls "$p"/.raymond/state/*.journal 2>/dev/null || true)
+	[ -n "$j" ] && [ "$(tr -d '\000' <"$j" | grep -c RAYR || true)" -ge 1 ] && sleep 0.3 && break
+	sleep 0.05
+done
+kids=$(cat /proc/"$pid"/task/*/children 2>/dev/null || true)
+kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+# The sleeping state leads a process group of its own; end it too.
+for k in $kids; do kill -9 -- "-$k" 2>/dev/null || true; done
+# The records sit at the start; the zeros after them add nothing.
+head -c 4096 "$j" >"$C/journal/killed"
+head -c 32 "$j" >"$C/journal/header-only"
+head -c 300 "$j" >"$C/journal/cut"
+cp "$C/journal/killed" "$C/journal/bit-flip"
+printf '\001' | dd of="$C/journal/bit-flip" bs=1 seek=100 conv=notrunc 2>/dev/null
+: >"$C/journal/empty"
 ls "$C"/* | sed -n '$='; for d in "$C"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done

@@ -6,6 +6,7 @@
  * oldest version it is written for.
  */
 #include "archive.h"
+#include "le.h"
 #include "ray.h"
 #include "sha256.h"
 
@@ -142,25 +143,6 @@ name_hash(const char *path, char want[65], struct ray_err *err)
 	return found;
 }
 
-static uint16_t
-le16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t
-le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-le64(const unsigned char *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
 /* Read exactly `len` bytes at `off`; 0 on success, -1 otherwise. */
 static int
 read_at(int fd, void *buf, size_t len, uint64_t off)
@@ -210,30 +192,30 @@ check_raw_names(int fd, uint64_t size, const char *path, struct ray_err *err)
 	/* The record is the last signature whose comment ends the file. */
 	for (i = tlen - EOCD_LEN + 1; i-- > 0;) {
 		if (memcmp(tail + i, "PK\5\6", 4) == 0 &&
-		    i + EOCD_LEN + le16(tail + i + 20) == tlen) {
+		    i + EOCD_LEN + ray_le16(tail + i + 20) == tlen) {
 			found = 1;
 			break;
 		}
 	}
 	if (!found)
 		goto out;
-	cd_len = le32(tail + i + 12);
-	cd_off = le32(tail + i + 16);
+	cd_len = ray_le32(tail + i + 12);
+	cd_off = ray_le32(tail + i + 16);
 	if (cd_len == 0xffffffff || cd_off == 0xffffffff ||
-	    le16(tail + i + 10) == 0xffff) {
+	    ray_le16(tail + i + 10) == 0xffff) {
 		/* ZIP64: a locator right before the record points further. */
 		eocd = size - tlen + i;
 		if (eocd < sizeof(loc) ||
 		    read_at(fd, loc, sizeof(loc), eocd - sizeof(loc)) < 0 ||
 		    memcmp(loc, "PK\6\7", 4) != 0)
 			goto out;
-		z64_off = le64(loc + 8);
+		z64_off = ray_le64(loc + 8);
 		if (z64_off > size - sizeof(z64) ||
 		    read_at(fd, z64, sizeof(z64), z64_off) < 0 ||
 		    memcmp(z64, "PK\6\6", 4) != 0)
 			goto out;
-		cd_len = le64(z64 + 40);
-		cd_off = le64(z64 + 48);
+		cd_len = ray_le64(z64 + 40);
+		cd_off = ray_le64(z64 + 48);
 	}
 	if (cd_off > size || cd_len > size - cd_off || cd_len > CD_SCAN_MAX)
 		goto out;
@@ -244,9 +226,9 @@ check_raw_names(int fd, uint64_t size, const char *path, struct ray_err *err)
 	for (pos = 0; pos + CDH_LEN <= cd_len; pos += CDH_LEN + nlen + elen + clen) {
 		if (memcmp(cd + pos, "PK\1\2", 4) != 0)
 			break;
-		nlen = le16(cd + pos + 28);
-		elen = le16(cd + pos + 30);
-		clen = le16(cd + pos + 32);
+		nlen = ray_le16(cd + pos + 28);
+		elen = ray_le16(cd + pos + 30);
+		clen = ray_le16(cd + pos + 32);
 		if (pos + CDH_LEN + nlen + elen > cd_len)
 			break;
 		name = cd + pos + CDH_LEN;
@@ -257,12 +239,12 @@ check_raw_names(int fd, uint64_t size, const char *path, struct ray_err *err)
 		 */
 		ef = name + nlen;
 		for (e = 0; memchr(name, 0, flen) == NULL && e + 4 <= elen;
-		    e += 4 + (size_t)le16(ef + e + 2)) {
-			size_t flen2 = le16(ef + e + 2);
+		    e += 4 + (size_t)ray_le16(ef + e + 2)) {
+			size_t flen2 = ray_le16(ef + e + 2);
 
 			if (e + 4 + flen2 > elen)
 				break;
-			if (le16(ef + e) == EF_UNICODE_PATH && flen2 > 5 &&
+			if (ray_le16(ef + e) == EF_UNICODE_PATH && flen2 > 5 &&
 			    ef[e + 4] == 1) {
 				name = ef + e + 9;
 				flen = flen2 - 5;

@@ -30,6 +30,7 @@ struct ray_opts {
 	const char *input;	/* --input, NULL if not given */
 	const char *resume;	/* --resume ID */
 	const char *status;	/* --status ID */
+	int json;		/* --json, with --status */
 	const char *workflow_id;	/* --workflow-id ID */
 	double timeout;		/* --timeout, -1 if not given */
 	long max_parallel;	/* --max-parallel, -1 if not given */

@@ -57,6 +57,10 @@ push_opts(lua_State *L, void *ud)
 		lua_pushboolean(L, 1);
 		lua_setfield(L, -2, "skip_permissions");
 	}
+	if (o->json) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "json");
+	}
 	if (o->no_wait) {
 		lua_pushboolean(L, 1);
 		lua_setfield(L, -2, "no_wait");

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "embedded.h"
 #include "frontmatter.h"
+#include "journal.h"
 #include "json.h"
 #include "sha256.h"
 #include "tagparse.h"
@@ -50,6 +51,19 @@ fail_errno(lua_State *L, const char *what, const char *path)
 	int e = errno;
 
 	return fail(L, "cannot %s '%s': %s", what, path, strerror(e));
+}
+
+/* nil, the message of `err` with its hint on a second line, its code. */
+static int
+fail_err(lua_State *L, const struct ray_err *err)
+{
+	lua_pushnil(L);
+	if (err->hint[0] != '\0')
+		lua_pushfstring(L, "%s\nhint: %s", err->msg, err->hint);
+	else
+		lua_pushstring(L, err->msg);
+	lua_pushinteger(L, err->code);
+	return 3;
 }
 
 /* raymond.parse_tags(text) -> tags | nil, message */
@@ -134,18 +148,94 @@ api_write_atomic(lua_State *L)
 	const char *data = luaL_checklstring(L, 2, &len);
 	struct ray_err err;
 
-	if (ray_atomicfile_write(path, data, len, &err) < 0) {
-		lua_pushnil(L);
-		if (err.hint[0])
-			lua_pushfstring(L, "%s\nhint: %s", err.msg, err.hint);
-		else
-			lua_pushstring(L, err.msg);
-		lua_pushinteger(L, err.code);
-		return 3;
-	}
+	if (ray_atomicfile_write(path, data, len, &err) < 0)
+		return fail_err(L, &err);
 	lua_pushboolean(L, 1);
 	return 1;
 }
+
+#define JOURNAL_MT "raymond.journal"
+
+static struct ray_journal **
+check_journal(lua_State *L)
+{
+	struct ray_journal **jp = luaL_checkudata(L, 1, JOURNAL_MT);
+
+	if (*jp == NULL)
+		luaL_argerror(L, 1, "the journal is closed");
+	return jp;
+}
+
+/*
+ * raymond.journal_open(path, min_record) -> journal | nil, message
+ * Starts the journal afresh (see src/journal.h).
+ */
+static int
+api_journal_open(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	lua_Integer min = luaL_optinteger(L, 2, 0);
+	struct ray_journal **jp = lua_newuserdatauv(L, sizeof(*jp), 0);
+	struct ray_err err;
+
+	*jp = NULL;
+	luaL_setmetatable(L, JOURNAL_MT);
+	if (ray_journal_open(path, min > 0 ? (size_t)min : 0, jp, &err) < 0)
+		return fail_err(L, &err);
+	return 1;
+}
+
+/* journal:append(data) -> true | nil, message, code (RAY_EFULL: no room) */
+static int
+api_journal_append(lua_State *L)
+{
+	struct ray_journal **jp = check_journal(L);
+	size_t len;
+	const char *data = luaL_checklstring(L, 2, &len);
+	struct ray_err err;
+
+	if (ray_journal_append(*jp, data, len, &err) < 0)
+		return fail_err(L, &err);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* journal:close(); also what the garbage collector does */
+static int
+api_journal_close(lua_State *L)
+{
+	struct ray_journal **jp = luaL_checkudata(L, 1, JOURNAL_MT);
+
+	ray_journal_close(*jp);
+	*jp = NULL;
+	return 0;
+}
+
+/* raymond.journal_read(path) -> last record | false (none) | nil, message */
+static int
+api_journal_read(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct ray_err err;
+	char *data;
+	size_t len;
+
+	if (ray_journal_read(path, &data, &len, &err) < 0)
+		return fail_err(L, &err);
+	if (data == NULL)
+		lua_pushboolean(L, 0);
+	else
+		lua_pushlstring(L, data, len);
+	free(data);
+	return 1;
+}
+
+static const luaL_Reg journal_methods[] = {
+	{ "append", api_journal_append },
+	{ "close", api_journal_close },
+	{ "__gc", api_journal_close },
+	{ NULL, NULL },
+};
 
 /* raymond.clear_stale(path) -> true if a stale "<path>.lock" was removed */
 static int
@@ -463,15 +553,6 @@ api_embedded(lua_State *L)
 	return 1;
 }
 
-/* nil and the message of `err`, with its hint on a second line. */
-static int
-fail_err(lua_State *L, const struct ray_err *err)
-{
-	if (err->hint[0] != '\0')
-		return fail(L, "%s\nhint: %s", err->msg, err->hint);
-	return fail(L, "%s", err->msg);
-}
-
 /* raymond.sha256_file(path) -> 64 lowercase hex digits | nil, message */
 static int
 api_sha256_file(lua_State *L)
@@ -713,6 +794,8 @@ static const luaL_Reg api_funcs[] = {
 	{ "frontmatter", api_frontmatter },
 	{ "write_atomic", api_write_atomic },
 	{ "clear_stale", api_clear_stale },
+	{ "journal_open", api_journal_open },
+	{ "journal_read", api_journal_read },
 	{ "append_file", api_append_file },
 	{ "stat", api_stat },
 	{ "realpath", api_realpath },
@@ -740,8 +823,15 @@ static const luaL_Reg api_funcs[] = {
 void
 ray__api_register(lua_State *L, struct ray_host *h)
 {
+	luaL_newmetatable(L, JOURNAL_MT);
+	lua_pushvalue(L, -1);
+	lua_setfield(L, -2, "__index");
+	luaL_setfuncs(L, journal_methods, 0);
+	lua_pop(L, 1);
 	lua_pushlightuserdata(L, h);
 	luaL_setfuncs(L, api_funcs, 1);
 	lua_pushstring(L, RAY_VERSION);
 	lua_setfield(L, -2, "version");
+	lua_pushinteger(L, RAY_EFULL);
+	lua_setfield(L, -2, "EFULL");
 }

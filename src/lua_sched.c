@@ -670,13 +670,36 @@ api_set_flush(lua_State *L)
 	return 0;
 }
 
+static void
+on_dirty_timer(uv_timer_t *t)
+{
+	struct ray_host *h = t->data;
+
+	h->dirty = 1;
+	schedule(h);
+}
+
+/*
+ * raymond.mark_dirty([seconds]): flush before the next state starts, or
+ * once the delay has passed.  A delayed mark never keeps the loop alive,
+ * and a later one never postpones one already due sooner.
+ */
 static int
 api_mark_dirty(lua_State *L)
 {
 	struct ray_host *h = ray__host_from(L);
+	lua_Number sec = luaL_optnumber(L, 1, 0);
+	uint64_t ms;
 
-	h->dirty = 1;
-	schedule(h);
+	if (sec <= 0) {
+		h->dirty = 1;
+		schedule(h);
+		return 0;
+	}
+	ms = sec < 1e9 ? (uint64_t)(sec * 1000) : (uint64_t)1e12;
+	if (!uv_is_active((uv_handle_t *)&h->dirty_timer) ||
+	    ms < uv_timer_get_due_in(&h->dirty_timer))
+		uv_timer_start(&h->dirty_timer, on_dirty_timer, ms, 0);
 	return 0;
 }
 
@@ -749,6 +772,9 @@ ray__sched_register(lua_State *L, struct ray_host *h)
 {
 	uv_prepare_init(h->loop, &h->prepare);
 	h->prepare.data = h;
+	uv_timer_init(h->loop, &h->dirty_timer);
+	h->dirty_timer.data = h;
+	uv_unref((uv_handle_t *)&h->dirty_timer);
 	uv_signal_init(h->loop, &h->sigint);
 	uv_signal_init(h->loop, &h->sigterm);
 	h->sigint.data = h->sigterm.data = h;

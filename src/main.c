@@ -17,7 +17,7 @@ ray_cli_usage(void)
 	fputs(
 "usage: raymond WORKFLOW [options]\n"
 "       raymond --resume ID [options]\n"
-"       raymond --list | --status ID\n"
+"       raymond --list | --status ID [--json]\n"
 "\n"
 "Runs a workflow: a folder of states, each a markdown prompt (.md) or a\n"
 "bash script (.sh), that ends by printing one transition tag:\n"
@@ -41,6 +41,8 @@ ray_cli_usage(void)
 "  --workflow-id ID     name the new run (letters, digits, _ and -)\n"
 "  --list               list runs with their status\n"
 "  --status ID          show a run's agents, stacks and hooks\n"
+"  --json               with --status: print the run's whole state as JSON,\n"
+"                       as a resume would read it\n"
 "  --timeout SECONDS    stop a state that prints nothing for this long\n"
 "                       (default 600, 0 = no limit)\n"
 "  --max-parallel N     run at most N states at once (default 32, 0 = no limit)\n"
@@ -82,7 +84,7 @@ ray_cli_usage(void)
 enum { OPT_INPUT = 256, OPT_RESUME, OPT_WFID, OPT_LIST, OPT_STATUS,
 	OPT_TIMEOUT, OPT_MAXPAR, OPT_QUIET, OPT_NODEBUG, OPT_VERSION, OPT_HELP,
 	OPT_BUDGET, OPT_MODEL, OPT_EFFORT, OPT_CLAUDE, OPT_SKIP, OPT_NOWAIT,
-	OPT_HOOKS, OPT_NODEFHOOKS };
+	OPT_HOOKS, OPT_NODEFHOOKS, OPT_JSON };
 
 static const struct option longopts[] = {
 	{ "input", required_argument, NULL, OPT_INPUT },
@@ -90,6 +92,7 @@ static const struct option longopts[] = {
 	{ "workflow-id", required_argument, NULL, OPT_WFID },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "status", required_argument, NULL, OPT_STATUS },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "max-parallel", required_argument, NULL, OPT_MAXPAR },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
@@ -155,6 +158,7 @@ ray_cli_parse(int argc, char **argv, struct ray_opts *o, struct ray_err *err)
 		case OPT_WFID: o->workflow_id = optarg; break;
 		case OPT_LIST: o->command = RAY_CMD_LIST; break;
 		case OPT_STATUS: o->status = optarg; o->command = RAY_CMD_STATUS; break;
+		case OPT_JSON: o->json = 1; break;
 		case OPT_QUIET: o->quiet = 1; break;
 		case OPT_MODEL: o->model = optarg; break;
 		case OPT_CLAUDE: o->claude = optarg; break;
@@ -220,6 +224,11 @@ ray_cli_parse(int argc, char **argv, struct ray_opts *o, struct ray_err *err)
 	if (o->command != RAY_CMD_RUN && o->workflow != NULL) {
 		ray_err_set(err, RAY_EINVAL, "a WORKFLOW argument ('%s') cannot go with --resume, --list or --status",
 		    o->workflow);
+		return RAY_EINVAL;
+	}
+	if (o->json && o->command != RAY_CMD_STATUS) {
+		ray_err_set(err, RAY_EINVAL, "--json goes with --status");
+		ray_err_hint(err, "raymond --status ID --json");
 		return RAY_EINVAL;
 	}
 	if (o->command == RAY_CMD_RESUME && o->input != NULL) {

@@ -25,6 +25,7 @@ enum {
 	RAY_ETOOBIG = -1004,	/* input exceeds a documented limit */
 	RAY_EIO = -1005,	/* an I/O step failed; errno text in the message */
 	RAY_ELUA = -1006,	/* a Lua error; message holds file:line */
+	RAY_EFULL = -1007,	/* a store of fixed size has no room left */
 };
 
 #define RAY_ERR_MSG 1024

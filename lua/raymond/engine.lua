@@ -88,12 +88,13 @@ local function fail(agent, msg, detail, hint)
   end
 end
 
-local function save()
-  local ok, err = runstate.save(ctx.run, ctx.state_path)
-  if ok then return end
+-- Returns true once the run is durable; on failure reports it and stops.
+local function save(final)
+  local ok, err = ctx.store:save(ctx.run, final)
+  if ok then return true end
   if not ctx.failed then
     ctx.failed = "cannot save the run state"
-    local hint = "the state file still holds the last completed transition; free the disk or fix "
+    local hint = "the saved state still holds the last completed transition; free the disk or fix "
       .. "permissions, then run: raymond --resume " .. ctx.run.id
     if err:find("cannot encode", 1, true) then
       hint = "a hook stored a value JSON cannot hold in run.data or agent.data; fix the hook, "
@@ -102,6 +103,7 @@ local function save()
     console.error("cannot save the run state: " .. err, nil, hint)
   end
   raymond.stop()
+  return false
 end
 
 -- The flush the host calls before starting states; it must not raise.
@@ -380,7 +382,7 @@ end
 local function setup(opts, ws, run, scope)
   ctx = {
     ws = ws, run = run, scope = scope, opts = opts, cwd = opts.cwd, t0 = raymond.clock(),
-    state_path = workspace.state_path(ws, run.id), environ = base_environ(),
+    store = runstate.store(workspace.state_path(ws, run.id)), environ = base_environ(),
   }
   E.ctx = ctx
   console.quiet = opts.quiet
@@ -505,8 +507,9 @@ function M.finish(crashed, signo)
     run.error = "internal error: agents remain but none is running"
     console.error(run.error)
   end
-  save()
+  local saved = save(true)
   ctx.scope:close()
+  if not saved then return 1 end
   if run.status == "completed" then
     console.progress("raymond: run %s completed: %d steps in %.2fs", run.id, run.steps, elapsed)
     console.result(run.result)

@@ -49,6 +49,10 @@ local function status(opts)
     console.error(err, nil, "list runs with: raymond --list")
     return 1
   end
+  if opts.json then
+    raymond.stdout(raymond.json_encode(run) .. "\n")
+    return 0
+  end
   local out = {
     "Run:       " .. run.id,
     "Workflow:  " .. run.workflow .. " (entry " .. tostring(run.entry) .. ")",

@@ -1,12 +1,25 @@
--- raymond.runstate: the run record and its state file.
+-- raymond.runstate: the run record and the files that keep it.
 --
--- One JSON file per run, .raymond/state/<id>.json, replaced atomically
--- (see src/atomicfile.h) after every transition.  It holds everything a
--- resume needs; docs/protocol.md describes the format.  It is written by
--- raymond.json_encode (exact numbers, sorted keys, see src/json.h) and
--- read by cjson, which decodes every number as a float: whole numbers are
--- turned back into integers on load, and an empty list, written as {},
--- is read as the empty table it is.
+-- Every save makes the whole record durable before the next state starts,
+-- in one of two files (docs/architecture.md, "State on disk"):
+--
+--   .raymond/state/<id>.json     the snapshot, replaced atomically (see
+--                                src/atomicfile.h): at the first save, at
+--                                most RAYMOND_SNAPSHOT_INTERVAL seconds
+--                                (default 1) after any later one, and at
+--                                the end of the process
+--   .raymond/state/<id>.journal  the saves in between, appended with one
+--                                fdatasync each (see src/journal.h)
+--
+-- Each save counts up `revision`, and a load takes whichever of the two
+-- holds the higher one, so a crash between writing the snapshot and
+-- starting a new journal reads the same record either way.
+--
+-- The record holds everything a resume needs; docs/protocol.md describes
+-- the format.  It is written by raymond.json_encode (exact numbers, sorted
+-- keys, see src/json.h) and read by cjson, which decodes every number as a
+-- float: whole numbers are turned back into integers on load, and an empty
+-- list, written as {}, is read as the empty table it is.
 
 local raymond = require("raymond")
 local cjson = raymond.cjson
@@ -33,6 +46,7 @@ end
 -- Returns the text, or nil and a message naming the value JSON cannot hold.
 function M.encode(run)
   run.updated_at = iso(raymond.now())
+  run.revision = (run.revision or 0) + 1
   return raymond.json_encode(run)
 end
 
@@ -115,6 +129,7 @@ function M.decode(text, path)
     expect(run.status, "string", "status")
     expect(run.launch, "table", "launch")
     run.steps = int(run.steps, "steps")
+    run.revision = run.revision and int(run.revision, "revision") or 0
     expect(run.agents, "table", "agents")
     for i, a in ipairs(run.agents) do check_agent(a, i) end
     run.fork_counters = opt(run.fork_counters, "table", "fork_counters") or {}
@@ -131,16 +146,69 @@ function M.decode(text, path)
   return run
 end
 
+function M.journal_path(path) return (path:gsub("%.json$", "")) .. ".journal" end
+
+-- The newer of the snapshot and the journal's last record.
 function M.load(path)
   local text, err = raymond.read_file(path)
   if not text then return nil, err end
-  return M.decode(text, path)
+  local run, derr = M.decode(text, path)
+  local jpath = M.journal_path(path)
+  local jtext, jerr = raymond.journal_read(jpath)
+  if jtext == nil then return nil, jerr end
+  if not jtext then return run, derr end
+  local jrun, jderr = M.decode(jtext, jpath)
+  if not jrun then return nil, jderr end
+  if run and run.revision > jrun.revision then return run end
+  return jrun
 end
 
-function M.save(run, path)
+local Store = {}
+Store.__index = Store
+
+local function interval()
+  local v = tonumber(os.getenv("RAYMOND_SNAPSHOT_INTERVAL") or "")
+  return (v and v >= 0) and v or 1
+end
+
+-- Where one run's saves go; see the top of this file.
+function M.store(path)
+  return setmetatable({ path = path, jpath = M.journal_path(path), interval = interval(),
+                        snapped = -math.huge }, Store)
+end
+
+function Store:snapshot(text, final)
+  local ok, err = raymond.write_atomic(self.path, text)
+  if not ok then return nil, err end
+  self.snapped = raymond.clock()
+  if self.journal then self.journal:close() end
+  self.journal = nil
+  if final or self.interval == 0 then
+    os.remove(self.jpath)
+    return true
+  end
+  -- The snapshot holds all the old journal had, so it may start afresh.
+  self.journal, err = raymond.journal_open(self.jpath, #text)
+  if not self.journal then return nil, err end
+  return true
+end
+
+-- Make `run` durable.  `final`: the process is about to end, so the
+-- snapshot is written and the journal removed; the record goes to the
+-- journal first, so a failing snapshot loses nothing.
+function Store:save(run, final)
   local text, err = M.encode(run)
   if not text then return nil, "cannot encode the run state: " .. err end
-  return raymond.write_atomic(path, text)
+  local due = self.snapped + self.interval - raymond.clock()
+  if self.journal and (final or due > 0) then
+    local ok, jerr, code = self.journal:append(text)
+    if not final then
+      -- The snapshot catches up within the interval even if nothing else happens.
+      if ok then raymond.mark_dirty(due); return true end
+      if code ~= raymond.EFULL then return nil, jerr end
+    end
+  end
+  return self:snapshot(text, final)
 end
 
 return M

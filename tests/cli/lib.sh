@@ -41,8 +41,13 @@ expect_status() {
 # The id of the only run in this test directory.
 run_id() { ls .raymond/state | sed -n 's/\.json$//p' | head -1; }
 
-# The only run's state file.
+# The only run's state file.  After raymond ends it holds the whole state;
+# after a kill -9 the latest transitions may be only in its journal, so
+# read the state then with state_json.
 state_file() { echo ".raymond/state/$(run_id).json"; }
+
+# The only run's state as a resume would read it (state file and journal).
+state_json() { "$RAYMOND" --status "$(run_id)" --json; }
 
 test_expect_success() {
 	title=$1 body=$2

@@ -2,7 +2,7 @@
 # kill -9 at random moments of a 200-step chain, then --resume.
 #
 # Each step appends "start N" and "end N" to a log; N travels in the
-# input= attribute.  After every kill the state file must name a step K
+# input= attribute.  After every kill the state must name a step K
 # such that no step after K ever started (the transition into a state is
 # on disk before the state runs), and after --resume every step 1..200
 # has run, the run ended at 200, and only K ran twice.
@@ -24,9 +24,9 @@ make_chain() {
 	EOS
 }
 
-# The step the state file says main is at (its pending input).
+# The step the state says main is at (its pending input).
 state_step() {
-	grep -o '"input":"[0-9]*"' "$(state_file)" | grep -o '[0-9]*'
+	state_json | grep -o '"input":"[0-9]*"' | grep -o '[0-9]*'
 }
 
 started_max() {
@@ -45,7 +45,7 @@ check_trial() {
 	wait "$pid" 2>/dev/null || true
 	sleep 0.1 # let an orphaned step finish its log lines
 	raymond --status "$(run_id)" >/dev/null || { echo "state unreadable after kill"; return 1; }
-	if grep -q '"status":"completed"' "$(state_file)"; then
+	if state_json | grep -q '"status":"completed"'; then
 		echo "trial $seed: kill came after the end"
 		return 0
 	fi
@@ -53,7 +53,7 @@ check_trial() {
 	m=$(started_max)
 	m=${m:-0}
 	if [ "$m" -gt "$k" ]; then
-		echo "trial $seed: step $m started but the state file is at $k"
+		echo "trial $seed: step $m started but the state is at $k"
 		return 1
 	fi
 	raymond --resume "$(run_id)" --quiet --no-debug >out
@@ -84,6 +84,59 @@ test_expect_success "kill -9 at $TRIALS random moments, then --resume, loses and
 	make_chain &&
 	export CHAIN_LOG=$PWD/chain.log &&
 	for t in $(seq 1 $TRIALS); do check_trial $((t * 7919)) || exit 1; done
+'
+
+# A chain whose step 5 waits for the test: kill -9 comes while it runs.
+hold_at_5() {
+	state STEP.sh <<-\EOS
+	n=$RAYMOND_INPUT
+	echo "start $n" >>"$CHAIN_LOG"
+	if [ "$n" = 5 ]; then while [ ! -e "$CHAIN_LOG.go" ]; do sleep 0.05; done; fi
+	if [ "$n" -ge 6 ]; then echo "<result>finished at $n</result>"; else echo "<goto input=\"$((n + 1))\">STEP</goto>"; fi
+	EOS
+	export CHAIN_LOG=$PWD/chain.log
+}
+
+# kill_at_5: start the chain, kill -9 raymond once step 5 runs, let it end.
+kill_at_5() {
+	"$RAYMOND" wf/STEP.sh --input 1 --quiet --no-debug >/dev/null 2>&1 &
+	pid=$!
+	i=0
+	while ! grep -qx "start 5" "$CHAIN_LOG" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null || true
+	touch "$CHAIN_LOG.go"
+	sleep 0.2
+}
+
+test_expect_success 'after kill -9 the state file may lag, --status --json does not' '
+	hold_at_5 &&
+	kill_at_5 &&
+	test -e ".raymond/state/$(run_id).journal" &&
+	state_json | grep -q "\"input\":\"5\"" &&
+	raymond --status "$(run_id)" | grep -q "main at STEP.sh \[input: \"5\"\]" &&
+	raymond --list | grep -q "$(run_id) *running" &&
+	raymond --resume "$(run_id)" --quiet >out &&
+	test "$(cat out)" = "finished at 6" &&
+	test ! -e ".raymond/state/$(run_id).journal" &&
+	grep -q "\"status\":\"completed\"" "$(state_file)" &&
+	test "$(grep -c "^start 4" chain.log)" = 1
+'
+
+test_expect_success 'a journal of random bytes is skipped and the state file read' '
+	hold_at_5 &&
+	kill_at_5 &&
+	j=".raymond/state/$(run_id).journal" &&
+	head -c 8192 /dev/urandom >"$j" &&
+	saved=$(grep -o "\"input\":\"[0-9]\"" "$(state_file)") &&
+	state_json | grep -q "$saved" &&
+	raymond --resume "$(run_id)" --quiet >out &&
+	test "$(cat out)" = "finished at 6"
+'
+
+test_expect_success '--json goes with --status only' '
+	expect_status 1 raymond --list --json 2>err &&
+	grep -q "error: --json goes with --status" err
 '
 
 test_done

@@ -30,7 +30,7 @@ test_expect_success 'kill -9 mid-turn, then --resume continues the same session'
 	pid=$!
 	wait_lines fake/log.jsonl 1 &&
 	first=$(log_session 1) &&
-	grep -q "\"turn\":{[^}]*\"id\":\"$first\"" "$(state_file)" &&
+	state_json | grep -q "\"turn\":{[^}]*\"id\":\"$first\"" &&
 	kill -9 $pid &&
 	sleep 2.5 &&
 	raymond --resume "$(run_id)" --quiet >out &&

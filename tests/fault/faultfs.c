@@ -5,10 +5,11 @@
  *
  *	RAYMOND_FAULT=CALL:MATCH:N[:ERRNO]
  *
- * makes the N-th and every later CALL (write, fsync or rename) on a path
- * containing MATCH fail with ERRNO (default ENOSPC).  write and fsync are
- * matched through the path of their file descriptor; rename through its
- * destination.  Without RAYMOND_FAULT everything passes straight through.
+ * makes the N-th and every later CALL (write, pwrite, fsync, fdatasync or
+ * rename) on a path containing MATCH fail with ERRNO (default ENOSPC).
+ * Calls on a descriptor are matched through the path of their file; rename
+ * through its destination.  Without RAYMOND_FAULT everything passes
+ * straight through.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -50,27 +51,35 @@ setup(void)
 		err_no = (int)strtol(d, NULL, 10);
 }
 
-static int
-fd_matches(int fd)
+/* The path of descriptor fd, or "" when it cannot be told. */
+static const char *
+fd_path(int fd, char *path, size_t size)
 {
-	char link[64], path[PATH_MAX];
+	char link[64];
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n < 0)
-		return 0;
-	path[n] = '\0';
-	return strstr(path, match) != NULL;
+	n = readlink(link, path, size - 1);
+	path[n < 0 ? 0 : n] = '\0';
+	return path;
 }
 
-/* Whether this call of `name` on a matching file is to fail. */
+/*
+ * Whether this call of `name` is to fail: on the file at `path`, or when
+ * path is NULL on descriptor fd.
+ */
 static int
-trip(const char *name, int matches)
+trip(const char *name, int fd, const char *path)
 {
+	char buf[PATH_MAX];
+
 	if (!ready)
 		setup();
-	if (call[0] == '\0' || strcmp(call, name) != 0 || !matches)
+	if (call[0] == '\0' || strcmp(call, name) != 0)
+		return 0;
+	if (path == NULL)
+		path = fd_path(fd, buf, sizeof(buf));
+	if (strstr(path, match) == NULL)
 		return 0;
 	return ++seen >= nth;
 }
@@ -82,11 +91,45 @@ write(int fd, const void *buf, size_t len)
 
 	if (real == NULL)
 		real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-	if (fd > 2 && trip("write", fd_matches(fd))) {
+	if (fd > 2 && trip("write", fd, NULL)) {
 		errno = err_no;
 		return -1;
 	}
 	return real(fd, buf, len);
+}
+
+ssize_t
+pwrite64(int fd, const void *buf, size_t len, off_t off)
+{
+	static ssize_t (*real)(int, const void *, size_t, off_t);
+
+	if (real == NULL)
+		real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
+	if (trip("pwrite", fd, NULL)) {
+		errno = err_no;
+		return -1;
+	}
+	return real(fd, buf, len, off);
+}
+
+ssize_t
+pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	return pwrite64(fd, buf, len, off);
+}
+
+int
+fdatasync(int fd)
+{
+	static int (*real)(int);
+
+	if (real == NULL)
+		real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+	if (trip("fdatasync", fd, NULL)) {
+		errno = err_no;
+		return -1;
+	}
+	return real(fd);
 }
 
 int
@@ -96,7 +139,7 @@ fsync(int fd)
 
 	if (real == NULL)
 		real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-	if (trip("fsync", fd_matches(fd))) {
+	if (trip("fsync", fd, NULL)) {
 		errno = err_no;
 		return -1;
 	}
@@ -110,7 +153,7 @@ rename(const char *from, const char *to)
 
 	if (real == NULL)
 		real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
-	if (trip("rename", strstr(to, match) != NULL)) {
+	if (trip("rename", -1, to)) {
 		errno = err_no;
 		return -1;
 	}

@@ -189,29 +189,88 @@ T.test("decode: [] and {} and a missing field all give empty lists", function()
   same(run.fork_counters, {}, "empty fork_counters")
 end)
 
-T.test("save and load", function()
+-- Call fn(dir) with a fresh directory, removed afterwards even if fn fails.
+local function in_tmpdir(fn)
   local dir = tmpdir()
-  local ok, err = pcall(function()
+  local ok, err = pcall(fn, dir)
+  os.execute("rm -rf '" .. dir .. "'")
+  if not ok then error(err, 0) end
+end
+
+-- The run's files: "run.json" (snapshot) and "run.journal".
+local function files(dir)
+  local names = raymond.listdir(dir)
+  table.sort(names)
+  return names
+end
+
+T.test("save and load", function()
+  in_tmpdir(function(dir)
     local path = dir .. "/run.json"
+    local store = runstate.store(path)
     local run = sample_run()
-    T.eq(runstate.save(run, path), true, "save")
-    same(raymond.listdir(dir), { "run.json" }, "only the state file is left")
+    T.eq(store:save(run), true, "save")
+    same(files(dir), { "run.journal", "run.json" }, "the first save writes the state file")
     local back, lerr = runstate.load(path)
     T.eq(lerr, nil, "load message")
     same(back, run, "loaded")
     T.eq(math.type(back.steps), "integer", "steps type")
-    -- saving again replaces the file
+    T.eq(back.revision, 1, "revision")
+    -- a save within the interval goes to the journal, and a load reads it
     back.steps = back.steps + 1
     back.agents[2].stack[1] = { state = "R.sh", session = "s" }
-    T.eq(runstate.save(back, path), true, "save again")
+    T.eq(store:save(back), true, "save again")
+    same(cjson.decode(read(path)).steps, 17, "the state file is one save behind")
     local third = assert(runstate.load(path))
-    same(third, back, "reloaded")
+    same(third, back, "reloaded from the journal")
     T.eq(third.steps, 18, "steps")
-    -- the file holds exactly what encode produced
+    T.eq(third.revision, 2, "revision counts saves")
+    -- the final save leaves the whole state in the state file alone
+    third.status = "completed"
+    T.eq(store:save(third, true), true, "final save")
+    same(files(dir), { "run.json" }, "only the state file is left")
     same(cjson.decode(read(path)), third, "file content")
+    same(assert(runstate.load(path)), third, "loaded after the end")
   end)
-  os.execute("rm -rf '" .. dir .. "'")
-  if not ok then error(err, 0) end
+end)
+
+T.test("load takes the newer of the state file and the journal", function()
+  in_tmpdir(function(dir)
+    local path = dir .. "/run.json"
+    local store = runstate.store(path)
+    local run = sample_run()
+    assert(store:save(run))
+    run.steps = 30
+    assert(store:save(run))
+    T.eq(assert(runstate.load(path)).steps, 30, "the journal is newer")
+    -- a snapshot written but the journal not yet restarted (a crash between)
+    run.steps = 31
+    write(path, assert(runstate.encode(run)))
+    T.eq(assert(runstate.load(path)).steps, 31, "the state file is newer")
+    -- a journal record that is not a state is an error naming the journal
+    local j = assert(raymond.journal_open(dir .. "/run.journal"))
+    assert(j:append('{"format":1}'))
+    j:close()
+    local none, lerr = runstate.load(path)
+    T.eq(none, nil, "no run")
+    T.has(lerr, dir .. "/run.journal", "names the journal")
+  end)
+end)
+
+T.test("a state too big for the journal goes to the state file", function()
+  in_tmpdir(function(dir)
+    local path = dir .. "/run.json"
+    local store = runstate.store(path)
+    local run = sample_run()
+    assert(store:save(run))
+    run.data.big = string.rep("x", 2 * 1024 * 1024)
+    T.eq(store:save(run), true, "saved")
+    T.eq(#cjson.decode(read(path)).data.big, 2 * 1024 * 1024, "in the state file")
+    run.data.big = nil
+    run.steps = 40
+    T.eq(store:save(run), true, "the next save")
+    T.eq(assert(runstate.load(path)).steps, 40, "read back")
+  end)
 end)
 
 T.test("load: a missing file", function()
