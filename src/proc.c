@@ -250,30 +250,29 @@ on_exit_ready(uv_poll_t *w, int status, int events)
  * else the first executable regular file of that name in the child's
  * PATH.  The search happens here, before the child exists, so a relative
  * PATH entry is taken from the child's working directory as it would be
- * there.  Returns a malloc'd path, or NULL with errno set.
+ * there.  Returns a malloc'd path, or NULL with errno set; *cacheable
+ * tells whether only absolute entries were searched, so that the answer
+ * holds in any working directory.
  */
 static char *
-find_program(const char *name, char **env, const char *cwd)
+search_path(const char *name, const char *path, const char *cwd,
+    int *cacheable)
 {
-	const char *path = DEFAULT_PATH, *dir, *end;
+	const char *dir, *end;
 	struct ray_buf b = RAY_BUF_INIT;
 	struct stat st;
 	int denied = 0;
-	char **e;
 
-	if (strchr(name, '/') != NULL)
-		return xstrdup(name);
-	for (e = env; *e != NULL; e++)
-		if (strncmp(*e, "PATH=", 5) == 0) {
-			path = *e + 5;
-			break;
-		}
+	*cacheable = 1;
 	for (dir = path; ; dir = end + 1) {
 		end = strchrnul(dir, ':');
 		ray_buf_reset(&b);
-		if (dir[0] != '/' && cwd != NULL) {
-			ray_buf_adds(&b, cwd);
-			ray_buf_addc(&b, '/');
+		if (dir[0] != '/') {
+			*cacheable = 0;
+			if (cwd != NULL) {
+				ray_buf_adds(&b, cwd);
+				ray_buf_addc(&b, '/');
+			}
 		}
 		/* An empty entry means the current directory. */
 		if (end > dir)
@@ -296,6 +295,72 @@ find_program(const char *name, char **env, const char *cwd)
 }
 
 /*
+ * The last few answers of search_path, by name and PATH: a chain of
+ * states starts the same bash thousands of times, and a long PATH costs a
+ * failed stat per entry.  An answer that has gone stale shows as a failed
+ * spawn, which forgets it (forget_program) and searches again.
+ */
+#define PROG_CACHE 4
+
+static struct {
+	char *name;
+	char *path;
+	char *prog;
+} prog_cache[PROG_CACHE];
+static unsigned prog_next;
+
+static char *
+find_program(const char *name, char **env, const char *cwd, int *cached)
+{
+	const char *path = DEFAULT_PATH;
+	char **e, *prog;
+	int cacheable;
+	unsigned i;
+
+	*cached = 0;
+	if (strchr(name, '/') != NULL)
+		return xstrdup(name);
+	for (e = env; *e != NULL; e++)
+		if (strncmp(*e, "PATH=", 5) == 0) {
+			path = *e + 5;
+			break;
+		}
+	for (i = 0; i < PROG_CACHE; i++)
+		if (prog_cache[i].name != NULL &&
+		    strcmp(prog_cache[i].name, name) == 0 &&
+		    strcmp(prog_cache[i].path, path) == 0) {
+			*cached = 1;
+			return xstrdup(prog_cache[i].prog);
+		}
+	prog = search_path(name, path, cwd, &cacheable);
+	if (prog != NULL && cacheable) {
+		i = prog_next++ % PROG_CACHE;
+		free(prog_cache[i].name);
+		free(prog_cache[i].path);
+		free(prog_cache[i].prog);
+		prog_cache[i].name = xstrdup(name);
+		prog_cache[i].path = xstrdup(path);
+		prog_cache[i].prog = xstrdup(prog);
+	}
+	return prog;
+}
+
+static void
+forget_program(const char *prog)
+{
+	unsigned i;
+
+	for (i = 0; i < PROG_CACHE; i++)
+		if (prog_cache[i].prog != NULL &&
+		    strcmp(prog_cache[i].prog, prog) == 0) {
+			free(prog_cache[i].name);
+			free(prog_cache[i].path);
+			free(prog_cache[i].prog);
+			memset(&prog_cache[i], 0, sizeof(prog_cache[i]));
+		}
+}
+
+/*
  * Start the command with stdin from /dev/null, stdout and stderr on the
  * given pipe ends, in a session (and so a process group) of its own, with
  * every signal at its default and none blocked: what a shell would give
@@ -312,9 +377,9 @@ start(struct ray_proc *p, const struct ray_proc_opts *opts, int outw,
 	char **sh_argv = NULL;
 	char *prog;
 	size_t argc;
-	int r;
+	int r, cached;
 
-	prog = find_program(opts->argv[0], env, opts->cwd);
+	prog = find_program(opts->argv[0], env, opts->cwd, &cached);
 	if (prog == NULL)
 		return -errno;
 	posix_spawn_file_actions_init(&fa);
@@ -336,6 +401,14 @@ start(struct ray_proc *p, const struct ray_proc_opts *opts, int outw,
 	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
 	r = posix_spawn(&p->pid, prog, &fa, &at, opts->argv, env);
+	if (cached && (r == ENOENT || r == EACCES)) {
+		/* The program moved since it was found: look again. */
+		forget_program(prog);
+		free(prog);
+		prog = find_program(opts->argv[0], env, opts->cwd, &cached);
+		r = prog != NULL ? posix_spawn(&p->pid, prog, &fa, &at,
+		    opts->argv, env) : errno;
+	}
 	if (r == ENOEXEC) {
 		/* A script without "#!": execvp hands it to /bin/sh. */
 		for (argc = 0; opts->argv[argc] != NULL; argc++)

@@ -41,6 +41,24 @@ test_expect_success 'a --claude name is found on PATH, past a file there that ca
 	test "$(cat out)" = found
 '
 
+test_expect_success 'a program that moves to another PATH folder mid-run is found again' '
+	mkdir -p fake bin1 bin2 &&
+	cp "$FAKE" bin1/agent-cli &&
+	state START.md <<-\EOS &&
+	MOCK: reply <goto>MOVE</goto>
+	EOS
+	state MOVE.sh <<-\EOS &&
+	mv "$BIN1/agent-cli" "$BIN2/agent-cli" && echo "<goto>LAST</goto>"
+	EOS
+	state LAST.md <<-\EOS &&
+	MOCK: reply <result>still found</result>
+	EOS
+	export BIN1=$PWD/bin1 BIN2=$PWD/bin2 &&
+	PATH=$BIN1:$BIN2:$PATH FAKE_CLAUDE_DIR=$PWD/fake raymond wf --claude agent-cli --quiet >out &&
+	test "$(cat out)" = "still found" &&
+	test -x bin2/agent-cli
+'
+
 test_expect_success 'a state whose directory is gone fails naming the directory, and can resume' '
 	state START.sh <<-\EOS &&
 	mkdir -p d && echo "<reset cd=\"d\">GONE</reset>"
