@@ -75,6 +75,16 @@ test_expect_success 'a failing journal fdatasync stops the run and keeps the sta
 	check_stopped_intact fdatasync .journal 3 5 "Input/output error"
 '
 
+test_expect_success 'a journal that cannot be made leaves every save to the state file' '
+	chain &&
+	faulty write .journal 1 28 >out 2>err &&
+	test "$(cat out)" = "done 10" &&
+	test ! -s err &&
+	test "$(wc -l <chain.log)" = 10 &&
+	grep -q "\"status\":\"completed\"" "$(state_file)" &&
+	test ! -e ".raymond/state/$(run_id).journal"
+'
+
 test_expect_success 'when the state file cannot be replaced at the end, the journal keeps the finished run' '
 	chain &&
 	expect_status 1 faulty write .json 2 28 2>err &&
