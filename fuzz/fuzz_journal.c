@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define REC_HEAD 24
+#define REC_HEAD RAY_JOURNAL_RECORD_HEAD
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

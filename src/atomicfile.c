@@ -57,10 +57,9 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 {
 	const char *p = data;
 	char *lock = lock_path(path);
-	char *dir = NULL;
 	size_t off = 0, chunk;
 	ssize_t n;
-	int fd = -1, dfd = -1, created = 0, rc = 0, saved;
+	int fd = -1, created = 0, rc = 0, saved;
 
 	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -124,36 +123,48 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 	created = 0;
 
 	/*
-	 * The new contents are in place, so failures below are reported
-	 * only because a power cut could still bring back the old file.
+	 * The new contents are in place, so a failure here is reported only
+	 * because a power cut could still bring back the old file.
 	 */
-	dir = dir_of(path);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		rc = ray_err_sys(err, "cannot open directory '%s' after replacing "
-		    "'%s'", dir, path);
-		goto out;
-	}
-	if (fsync(dfd) < 0 && errno != EINVAL && errno != EBADF) {
-		rc = ray_err_sys(err, "cannot fsync directory '%s' after "
-		    "replacing '%s'", dir, path);
-		goto out;
-	}
+	rc = ray_atomicfile_sync_dir(path, "replacing", err);
 
 out:
 	saved = errno;
 	/*
 	 * Close errors here are not reported: the descriptor is released
 	 * either way, and the step that failed first is the one to report.
-	 * A read-only directory descriptor has nothing left to flush.
 	 */
 	if (fd >= 0)
 		close(fd);
-	if (dfd >= 0)
-		close(dfd);
 	if (created)
 		unlink(lock);
 	free(lock);
+	errno = saved;
+	return rc;
+}
+
+int
+ray_atomicfile_sync_dir(const char *path, const char *doing,
+    struct ray_err *err)
+{
+	char *dir = dir_of(path);
+	int dfd, rc = 0, saved;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		rc = ray_err_sys(err, "cannot open directory '%s' after %s "
+		    "'%s'", dir, doing, path);
+		goto out;
+	}
+	if (fsync(dfd) < 0 && errno != EINVAL && errno != EBADF)
+		rc = ray_err_sys(err, "cannot fsync directory '%s' after %s "
+		    "'%s'", dir, doing, path);
+
+out:
+	saved = errno;
+	/* A read-only directory descriptor has nothing left to flush. */
+	if (dfd >= 0)
+		close(dfd);
 	free(dir);
 	errno = saved;
 	return rc;

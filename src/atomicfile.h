@@ -35,6 +35,13 @@ int ray_atomicfile_write(const char *path, const void *data, size_t len,
     struct ray_err *err);
 int ray_atomicfile_read(const char *path, char **out, size_t *len,
     struct ray_err *err);
+/*
+ * fsync the directory holding `path`, so that its new or renamed entry
+ * survives a power cut (step 5 above).  Returns 0, or -errno with `err`
+ * saying "cannot open|fsync directory 'DIR' after DOING 'PATH'".
+ */
+int ray_atomicfile_sync_dir(const char *path, const char *doing,
+    struct ray_err *err);
 /* Remove "<path>.lock" if present; returns 1 if one was removed, else 0. */
 int ray_atomicfile_clear_stale(const char *path);
 

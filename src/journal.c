@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define REC_HEAD RAY_JOURNAL_RECORD_HEAD
 #define MAGIC "RAYJRNL1"
 #define REC_MAGIC "RAYR"
-#define REC_HEAD 24
 #define ZERO_CHUNK (64 * 1024)
 
 struct ray_journal {
@@ -123,28 +123,6 @@ new_generation(void)
 	    (uint64_t)getpid() << 40;
 }
 
-static int
-sync_dir(const char *path)
-{
-	char *dir = xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	int fd, rc = 0;
-
-	if (slash == NULL)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || (fsync(fd) < 0 && errno != EINVAL && errno != EBADF))
-		rc = -errno;
-	if (fd >= 0)
-		close(fd);
-	free(dir);
-	return rc;
-}
-
 int
 ray_journal_open(const char *path, size_t min_record,
     struct ray_journal **out, struct ray_err *err)
@@ -189,11 +167,8 @@ ray_journal_open(const char *path, size_t min_record,
 		rc = ray_err_sys(err, "cannot fsync the journal '%s'", path);
 		goto fail;
 	}
-	if (fresh && (rc = sync_dir(path)) < 0) {
-		rc = ray_err_set(err, rc, "cannot fsync the directory of the "
-		    "journal '%s': %s", path, strerror(-rc));
+	if (fresh && (rc = ray_atomicfile_sync_dir(path, "creating", err)) < 0)
 		goto fail;
-	}
 	j->off = RAY_JOURNAL_HEADER;
 	j->seq = 1;
 	*out = j;

@@ -51,6 +51,8 @@
 #include "ray.h"
 
 #define RAY_JOURNAL_HEADER 32
+/* The bytes of a record before its payload. */
+#define RAY_JOURNAL_RECORD_HEAD 24
 /* The smallest capacity; a journal holds at least 8 records of min_record. */
 #define RAY_JOURNAL_MIN_CAPACITY ((size_t)1 << 20)
 

@@ -158,8 +158,8 @@ TEST(torn_record_is_never_read)
 	ASSERT_EQ(ray_journal_last(img, len, &off, &plen), 1);
 	ASSERT_EQ(plen, strlen(second));
 	ASSERT(memcmp(img + off, second, plen) == 0);
-	/* The second record starts 24 bytes of head before its payload. */
-	start = off - 24;
+	/* The second record's head comes right before its payload. */
+	start = off - RAY_JOURNAL_RECORD_HEAD;
 	copy = malloc(len);
 	for (cut = start; cut < off + plen; cut++) {
 		memcpy(copy, img, len);
@@ -177,7 +177,7 @@ TEST(torn_record_is_never_read)
 		}
 	}
 	/* One flipped bit anywhere in the second record hides it. */
-	for (cut = start; cut < start + 24 + strlen(second); cut++) {
+	for (cut = start; cut < off + strlen(second); cut++) {
 		memcpy(copy, img, len);
 		copy[cut] ^= 0x10;
 		if (ray_journal_last(copy, len, &off, &plen) != 1 || plen != 5) {
