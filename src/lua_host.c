@@ -160,6 +160,10 @@ limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		h->mem_used -= old;
 		return NULL;
 	}
+	if (nsize > old && h->fail_countdown > 0 && --h->fail_countdown == 0) {
+		h->mem_refused = 1;
+		return NULL;
+	}
 	if (h->mem_limit && nsize > old && h->mem_used + (nsize - old) > h->mem_limit) {
 		h->mem_refused = 1;
 		return NULL;

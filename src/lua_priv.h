@@ -35,6 +35,13 @@ struct ray_host {
 	size_t mem_used;
 	size_t mem_limit;	/* 0: no limit */
 	int mem_refused;	/* an allocation was refused since this was reset */
+	/*
+	 * Tests only (tests/unit/luarun.c): when positive, counted down by
+	 * every allocation that grows memory; the one that brings it to zero
+	 * is refused.  It lets a test make each raising point of a C function
+	 * fail in turn.
+	 */
+	long fail_countdown;
 };
 
 struct ray_tagparse;

@@ -8,11 +8,30 @@
  * modules available (require "raymond.transition"), on a real event loop,
  * so it can spawn processes.  It reports with PASS/FAIL lines like the C
  * tests; a Lua error escaping the file counts as a failure of the file.
+ * The global fail_alloc(n) makes the n-th allocation from now fail, for
+ * tests of the C functions' error paths.
  */
-#include "lua_host.h"
+#include "lua_priv.h"
 
 #include <lauxlib.h>
 #include <stdio.h>
+
+static struct ray_host *host;
+
+/*
+ * fail_alloc(n): refuse the n-th allocation from now (0 turns it off);
+ * returns how many were left to go before the call, so a test can tell
+ * whether the refusal happened.
+ */
+static int
+fail_alloc(lua_State *L)
+{
+	long left = host->fail_countdown;
+
+	host->fail_countdown = (long)luaL_checkinteger(L, 1);
+	lua_pushinteger(L, left);
+	return 1;
+}
 
 int
 main(int argc, char **argv)
@@ -31,6 +50,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	L = ray_host_lua(h);
+	host = h;
+	lua_register(L, "fail_alloc", fail_alloc);
 	if (luaL_dofile(L, argv[1]) != LUA_OK) {
 		printf("FAIL %s: %s\n", argv[1], lua_tostring(L, -1));
 		return 1;
