@@ -17,6 +17,8 @@
 -- reminder(pol, why) is the text appended to a re-prompt.
 
 local resolve = require("raymond.resolve")
+local tags = require("raymond.tags")
+local text = require("raymond.text")
 local transition = require("raymond.transition")
 
 local M = {}
@@ -28,11 +30,23 @@ M.fields = {
 
 M.efforts = { low = true, medium = true, high = true, xhigh = true, max = true }
 
-M.tags = { ["goto"] = true, reset = true, call = true, ["function"] = true, fork = true, result = true }
+-- Attributes of any tag whose values are state names (return, next),
+-- sorted: an entry names them as keys of its own, like target.
+local TARGET_ATTRS = {}
+do
+  local seen = {}
+  for _, e in ipairs(tags.list) do
+    for _, k in ipairs(tags.target_attrs(e.name)) do
+      if not seen[k] then seen[k] = true; TARGET_ATTRS[#TARGET_ATTRS + 1] = k end
+    end
+  end
+  table.sort(TARGET_ATTRS)
+end
 
-local entry_keys = { tag = true, target = true, ["return"] = true, next = true, payload = true }
+local entry_keys = { tag = true, target = true, payload = true }
+for _, k in ipairs(TARGET_ATTRS) do entry_keys[k] = true end
 
-local function trim(s) return (tostring(s):gsub("^%s+", ""):gsub("%s+$", "")) end
+local trim = text.trim
 
 -- Returns the policy, a list of warnings, or nil and an error message.
 -- `extra` names the fields hooks read (field = type); they are not
@@ -64,11 +78,12 @@ function M.parse(meta, file, extra)
     for k, v in pairs(e) do
       if entry_keys[k] then entry[k] = trim(v) else entry.attrs[k] = tostring(v) end
     end
-    if not M.tags[entry.tag] then
-      return nil, string.format("%s: allowed_transitions[%d] has unknown tag '%s'; use goto, reset, call, "
-        .. "function, fork or result", file, i, entry.tag)
+    if not tags.by_name[entry.tag] then
+      local names = tags.names()
+      return nil, string.format("%s: allowed_transitions[%d] has unknown tag '%s'; use %s or %s", file, i,
+        entry.tag, table.concat(names, ", ", 1, #names - 1), names[#names])
     end
-    for _, key in ipairs({ "target", "return", "next" }) do
+    for _, key in ipairs({ "target", table.unpack(TARGET_ATTRS) }) do
       if entry[key] and entry[key]:find("[/\\]") then
         return nil, string.format("%s: allowed_transitions[%d] %s '%s' contains a path separator; "
           .. "name a state file of the workflow", file, i, key, entry[key])
@@ -117,7 +132,7 @@ local function entry_allows(e, t, dir)
   end
   local target = resolve.target(dir, trim(t.body))
   if not target or not names_match(e.target, target) then return false end
-  for _, key in ipairs({ "return", "next" }) do
+  for _, key in ipairs(TARGET_ATTRS) do
     if e[key] then
       local v = t.attrs[key] and resolve.target(dir, trim(t.attrs[key]))
       if not v or not names_match(e[key], v) then return false end
@@ -147,14 +162,13 @@ function M.implicit(pol, dir, render)
   local e = M.implicit_entry(pol)
   local attrs = {}
   for k, v in pairs(e.attrs) do attrs[k] = render(v) end
-  if e["return"] then attrs["return"] = e["return"] end
-  if e.next then attrs.next = e.next end
+  for _, k in ipairs(TARGET_ATTRS) do attrs[k] = e[k] end
   return transition.decide({ { name = e.tag, body = e.target or "", attrs = attrs } }, dir)
 end
 
 local function show_entry(e)
   local attrs = {}
-  for _, k in ipairs({ "return", "next" }) do
+  for _, k in ipairs(TARGET_ATTRS) do
     if e[k] then attrs[#attrs + 1] = string.format('%s="%s"', k, e[k]) end
   end
   local keys = {}

@@ -1,51 +1,36 @@
--- raymond.transition: the protocol's semantics.
+-- raymond.transition: from the tags a state printed to a change of the run.
 --
--- decide(tags, dir) turns the tags a state emitted into one transition
--- table, or fails with a message.  apply(run, agent, tr) changes the run
--- record accordingly.  Neither does I/O beyond checking that files exist,
--- so both are easy to test and the engine stays a thin loop around them.
---
--- A transition table:
---   { tag = "goto"|"reset"|"call"|"function"|"result"|"fork",
---     target = "B.sh",        -- goto, reset, call, function
---     ret = "R.sh",           -- call, function: where <result> returns
---     input = "text" | nil,   -- payload for the next state
---     cd = "dir" | nil,       -- reset: the agent's new working directory
---     payload = "text",       -- result
---     forks = { {target=, input=, cd=, vars={}} ... },  -- fork
---     next = "N.sh" | nil }   -- fork: where the parent continues
+-- decide(tags, scope) turns the tags a state emitted into one decided
+-- transition (see raymond.tags for its fields), or fails with a message.
+-- apply(run, agent, tr) changes the run record accordingly, through the
+-- tag's handler.  What each tag takes and does is written in
+-- raymond.tags; this module holds only the rules every tag shares.
+-- Neither function does I/O beyond checking that files exist.
 
-local resolve = require("raymond.resolve")
 local raymond = require("raymond")
+local resolve = require("raymond.resolve")
+local tags = require("raymond.tags")
+local text = require("raymond.text")
 
 local M = {}
 
-local transitions = {
-  ["goto"] = { input = true },
-  reset = { cd = true, input = true },
-  call = { ["return"] = true, input = true },
-  ["function"] = { ["return"] = true, input = true },
-  result = {},
-  fork = true, -- any attribute: next, cd, input, and worker variables
-}
+local trim = text.trim
 
-local function trim(s)
-  return (s:gsub("^%s+", ""):gsub("%s+$", ""))
-end
+-- The field of a decided transition that holds attribute `attr`.
+local FIELD = { ["return"] = "ret" }
 
-local function tag_list(tags)
+local function tag_list(list)
   local names = {}
-  for i, t in ipairs(tags) do names[i] = "<" .. t.name .. ">" end
+  for i, t in ipairs(list) do names[i] = "<" .. t.name .. ">" end
   return table.concat(names, ", ")
 end
 
-local function check_attrs(t)
-  local allowed = transitions[t.name]
-  if allowed == true then return true end
+local function check_attrs(e, t)
+  if e.free then return true end
   for k in pairs(t.attrs) do
-    if not allowed[k] then
+    if not e.attrs[k] then
       local names = {}
-      for a in pairs(allowed) do names[#names + 1] = a end
+      for a in pairs(e.attrs) do names[#names + 1] = a end
       table.sort(names)
       return nil, string.format("unknown attribute '%s' on <%s>; allowed: %s", k, t.name,
         #names > 0 and table.concat(names, ", ") or "none")
@@ -54,37 +39,62 @@ local function check_attrs(t)
   return true
 end
 
-local function resolve_attr(dir, t, key)
+local function resolve_attr(scope, t, key)
   local v = t.attrs[key]
   if v == nil then return nil end
-  local name, err = resolve.target(dir, trim(v))
+  local name, err = resolve.target(scope, trim(v))
   if not name then
     return nil, string.format("<%s %s=\"%s\">: %s", t.name, key, v, err)
   end
   return name
 end
 
-local function resolve_body(dir, t)
-  local name, err = resolve.target(dir, trim(t.body))
+local function resolve_body(scope, t)
+  local name, err = resolve.target(scope, trim(t.body))
   if not name then
     return nil, string.format("<%s>%s</%s>: %s", t.name, t.body, t.name, err)
   end
   return name
 end
 
-local function fork_entry(dir, t)
-  local target, err = resolve_body(dir, t)
+-- One tag with a state as its body: the target and every declared
+-- attribute, state names resolved.
+local function decide_one(e, t, scope)
+  local target, err = resolve_body(scope, t)
+  if not target then return nil, err end
+  local tr = { tag = t.name, target = target }
+  for attr, why in pairs(e.requires or {}) do
+    if not t.attrs[attr] then
+      return nil, string.format("<%s> needs %s=\"STATE\" (%s)", t.name, attr, why)
+    end
+  end
+  for attr, kind in pairs(e.attrs) do
+    local v = t.attrs[attr]
+    if kind == "target" and v ~= nil then
+      v, err = resolve_attr(scope, t, attr)
+      if not v then return nil, err end
+    end
+    tr[FIELD[attr] or attr] = v
+  end
+  return tr
+end
+
+-- The worker a <fork> asks for; its undeclared attributes are the
+-- worker's variables.
+local function fork_entry(e, scope, t)
+  local target, err = resolve_body(scope, t)
   if not target then return nil, err end
   local vars = {}
   for k, v in pairs(t.attrs) do
-    if k ~= "next" and k ~= "cd" and k ~= "input" then vars[k] = v end
+    if not e.attrs[k] then vars[k] = v end
   end
   return { target = target, input = t.attrs.input, cd = t.attrs.cd, vars = vars }
 end
 
 -- Several <fork> tags and at most one <goto>: the parent continues at the
 -- goto's target and/or the forks' next, which must all agree.
-local function decide_forks(tags, dir)
+local function decide_forks(list, scope)
+  local fork = tags.by_name.fork
   local tr = { tag = "fork", forks = {} }
   local cont, cont_from
   local function agree(name, from)
@@ -95,21 +105,21 @@ local function decide_forks(tags, dir)
     cont, cont_from = name, from
     return true
   end
-  for _, t in ipairs(tags) do
+  for _, t in ipairs(list) do
     if t.name == "goto" then
-      local ok, err = check_attrs(t)
+      local ok, err = check_attrs(tags.by_name["goto"], t)
       if not ok then return nil, err end
-      local name, rerr = resolve_body(dir, t)
+      local name, rerr = resolve_body(scope, t)
       if not name then return nil, rerr end
       ok, err = agree(name, "<goto>")
       if not ok then return nil, err end
       tr.input = t.attrs.input
     else
-      local f, err = fork_entry(dir, t)
+      local f, err = fork_entry(fork, scope, t)
       if not f then return nil, err end
       tr.forks[#tr.forks + 1] = f
       if t.attrs.next then
-        local name, nerr = resolve_attr(dir, t, "next")
+        local name, nerr = resolve_attr(scope, t, "next")
         if not name then return nil, nerr end
         local ok, aerr = agree(name, "<fork next=>")
         if not ok then return nil, aerr end
@@ -123,50 +133,41 @@ local function decide_forks(tags, dir)
   return tr
 end
 
-function M.decide(tags, dir)
-  if #tags == 0 then
-    return nil, "no transition tag in the output; a state must end with exactly one of "
-      .. "<goto>, <reset>, <call>, <function>, <fork> or <result>"
+-- Several tags are allowed together only as forks with at most one goto.
+local function check_count(list)
+  local gotos, others = 0, 0
+  for _, t in ipairs(list) do
+    if t.name == "goto" then gotos = gotos + 1
+    elseif t.name ~= "fork" then others = others + 1 end
   end
-  for _, t in ipairs(tags) do
-    if not transitions[t.name] then
-      return nil, string.format(
-        "unknown tag <%s>; raymond runs <goto>, <reset>, <call>, <function>, <fork> and <result>", t.name)
+  if others > 0 or gotos > 1 or gotos == #list then
+    return nil, string.format("%d transition tags (%s); a state must emit exactly one, "
+      .. "except several <fork> with at most one <goto>", #list, tag_list(list))
+  end
+  return true
+end
+
+function M.decide(list, scope)
+  if #list == 0 then
+    return nil, "no transition tag in the output; a state must end with exactly one of " .. tags.phrase("or")
+  end
+  for _, t in ipairs(list) do
+    if not tags.by_name[t.name] then
+      return nil, string.format("unknown tag <%s>; raymond runs %s", t.name, tags.phrase("and"))
     end
   end
-  if #tags > 1 then
-    local gotos, others = 0, 0
-    for _, t in ipairs(tags) do
-      if t.name == "goto" then gotos = gotos + 1
-      elseif t.name ~= "fork" then others = others + 1 end
-    end
-    if others > 0 or gotos > 1 or gotos == #tags then
-      return nil, string.format("%d transition tags (%s); a state must emit exactly one, "
-        .. "except several <fork> with at most one <goto>", #tags, tag_list(tags))
-    end
-    return decide_forks(tags, dir)
+  if #list > 1 then
+    local ok, err = check_count(list)
+    if not ok then return nil, err end
+    return decide_forks(list, scope)
   end
-  local t = tags[1]
-  local ok, err = check_attrs(t)
+  local t = list[1]
+  local e = tags.by_name[t.name]
+  local ok, err = check_attrs(e, t)
   if not ok then return nil, err end
-  if t.name == "result" then
-    return { tag = "result", payload = t.body }
-  end
-  if t.name == "fork" then
-    return decide_forks(tags, dir)
-  end
-  local target, terr = resolve_body(dir, t)
-  if not target then return nil, terr end
-  local tr = { tag = t.name, target = target, input = t.attrs.input, cd = t.attrs.cd }
-  if t.name == "call" or t.name == "function" then
-    if not t.attrs["return"] then
-      return nil, string.format("<%s> needs return=\"STATE\" (where its <result> goes)", t.name)
-    end
-    local r, rerr = resolve_attr(dir, t, "return")
-    if not r then return nil, rerr end
-    tr.ret = r
-  end
-  return tr
+  if t.name == "fork" then return decide_forks(list, scope) end
+  if e.body == "payload" then return { tag = t.name, payload = t.body } end
+  return decide_one(e, t, scope)
 end
 
 -- An absolute, existing directory for cd= relative to the agent's cwd.
@@ -178,73 +179,24 @@ local function resolve_cd(base, cd)
   return raymond.realpath(path)
 end
 
--- The worker id for a fork from `parent` to `target`: parent_<stem6><n>.
-local function worker_id(run, parent, target)
-  local stem = target:gsub("%.%w+$", ""):lower():sub(1, 6)
-  local n = math.tointeger(run.fork_counters[parent.id] or 0) + 1
-  run.fork_counters[parent.id] = n
-  return string.format("%s_%s%d", parent.id, stem, n)
-end
-
 -- Apply `tr` to `agent` in `run`.  Returns a summary for logs:
--- { workers = {ids...}, ended = bool } or nil and a message.
+-- { workers = {agents...} } or { ended = true, payload = } or {}; or nil
+-- and a message.
 function M.apply(run, agent, tr)
+  local e = tags.by_name[tr.tag]
+  if not e then return nil, "cannot apply unknown transition '" .. tostring(tr.tag) .. "'" end
   -- Every check that can fail comes before the first change, so a failed
   -- transition leaves the agent as it was and --resume runs it again.
   local cwds = {}
-  if tr.tag == "reset" and tr.cd then
-    local cwd, err = resolve_cd(agent.cwd, tr.cd)
+  for i, unit in ipairs(tr.forks or { tr }) do
+    local cwd, err = agent.cwd, nil
+    if unit.cd then cwd, err = resolve_cd(agent.cwd, unit.cd) end
     if not cwd then return nil, err end
-    cwds[1] = cwd
-  elseif tr.tag == "fork" then
-    for i, f in ipairs(tr.forks) do
-      local cwd, err = agent.cwd, nil
-      if f.cd then cwd, err = resolve_cd(agent.cwd, f.cd) end
-      if not cwd then return nil, err end
-      cwds[i] = cwd
-    end
-  elseif not (tr.tag == "goto" or tr.tag == "reset" or tr.tag == "call"
-              or tr.tag == "function" or tr.tag == "result") then
-    return nil, "cannot apply unknown transition '" .. tostring(tr.tag) .. "'"
+    cwds[i] = cwd
   end
-  local out = {}
   agent.input = nil
   agent.branch = nil
-  if tr.tag == "goto" then
-    agent.state = tr.target
-    agent.input = tr.input
-  elseif tr.tag == "reset" then
-    agent.cwd = cwds[1] or agent.cwd
-    agent.state, agent.session, agent.input = tr.target, nil, tr.input
-  elseif tr.tag == "call" or tr.tag == "function" then
-    table.insert(agent.stack, { state = tr.ret, session = agent.session, cwd = agent.cwd })
-    agent.state, agent.input = tr.target, tr.input
-    if tr.tag == "call" then
-      agent.branch = true -- the callee's first turn branches the caller's session
-    else
-      agent.session = nil
-    end
-  elseif tr.tag == "result" then
-    local frame = table.remove(agent.stack)
-    if frame then
-      agent.state, agent.session, agent.cwd = frame.state, frame.session, frame.cwd or agent.cwd
-      agent.input = tr.payload
-    else
-      out.ended = true
-      out.payload = tr.payload
-    end
-  elseif tr.tag == "fork" then
-    local workers = {}
-    for i, f in ipairs(tr.forks) do
-      workers[i] = {
-        id = worker_id(run, agent, f.target), state = f.target, stack = {},
-        cwd = cwds[i], input = f.input, vars = f.vars, data = {},
-      }
-    end
-    agent.state, agent.input = tr.next, tr.input
-    out.workers = workers
-  end
-  return out
+  return e.apply(run, agent, tr, cwds) or {}
 end
 
 -- A one-line description, for the console and the transitions log.

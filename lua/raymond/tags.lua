@@ -1,0 +1,165 @@
+-- raymond.tags: the transition vocabulary, one entry per tag.
+--
+-- Everything raymond knows about a tag is written here once: its name,
+-- what its body means, which attributes it takes, what it does to the
+-- agent's session and call stack, and the handler that applies it.  The
+-- tag checks (raymond.transition), the frontmatter's allowed_transitions
+-- (raymond.policy), the CLI's help and docs/protocol.md read this table,
+-- so adding a tag is one entry here plus its handler.
+--
+-- An entry:
+--   name      the tag's name
+--   usage     how it is written, for help text
+--   summary   what happens next, in a few words
+--   body      "target" (a state name) or "payload" (free text)
+--   attrs     attribute = kind: "target" (a state name, resolved like the
+--             body), "dir" (a directory for the agent) or "text"
+--   free      other attributes are allowed and become the new agent's
+--             variables (fork)
+--   requires  attribute = why, for attributes that must be given
+--   session   what the next state's conversation is: "same", "fresh",
+--             "branch" (a copy of the caller's), "caller" (back to it)
+--   stack     "push" (a frame the <result> returns to) or "pop"
+--   apply(run, agent, tr, cwds)
+--             changes the agent for the decided transition `tr`; cwds
+--             holds the directories checked beforehand; returns a
+--             summary { workers = {...} } or { ended = true, payload = }
+--
+-- A decided transition (what raymond.transition.decide returns and hooks
+-- see in PreTransition) is a table:
+--   { tag = NAME, target = "B.sh", ret = "R.sh", input = "text",
+--     cd = "dir", payload = "text",
+--     forks = { {target=, input=, cd=, vars={}} ... }, next = "N.sh" }
+
+local M = {}
+
+-- The worker id for a fork from `parent` to `target`: parent_<stem6><n>.
+local function worker_id(run, parent, target)
+  local stem = target:gsub("%.%w+$", ""):lower():sub(1, 6)
+  local n = math.tointeger(run.fork_counters[parent.id] or 0) + 1
+  run.fork_counters[parent.id] = n
+  return string.format("%s_%s%d", parent.id, stem, n)
+end
+
+local function push_frame(agent, tr)
+  table.insert(agent.stack, { state = tr.ret, session = agent.session, cwd = agent.cwd })
+  agent.state, agent.input = tr.target, tr.input
+end
+
+M.list = {
+  {
+    name = "goto",
+    usage = "<goto>NEXT</goto>",
+    summary = "go on to NEXT (same session)",
+    body = "target",
+    attrs = { input = "text" },
+    session = "same",
+    apply = function(_, agent, tr)
+      agent.state, agent.input = tr.target, tr.input
+    end,
+  },
+  {
+    name = "reset",
+    usage = '<reset cd="DIR" input="X">NEXT</reset>',
+    summary = "go on to NEXT with a fresh session",
+    body = "target",
+    attrs = { cd = "dir", input = "text" },
+    session = "fresh",
+    apply = function(_, agent, tr, cwds)
+      agent.cwd = cwds[1] or agent.cwd
+      agent.state, agent.session, agent.input = tr.target, nil, tr.input
+    end,
+  },
+  {
+    name = "call",
+    usage = '<call return="BACK">SUB</call>',
+    summary = "run SUB; its <result> resumes BACK",
+    body = "target",
+    attrs = { ["return"] = "target", input = "text" },
+    requires = { ["return"] = "where its <result> goes" },
+    session = "branch",
+    stack = "push",
+    apply = function(_, agent, tr)
+      push_frame(agent, tr)
+      agent.branch = true -- the callee's first turn branches the caller's session
+    end,
+  },
+  {
+    name = "function",
+    usage = '<function return="BACK">SUB</function>',
+    summary = "the same, SUB starting fresh",
+    body = "target",
+    attrs = { ["return"] = "target", input = "text" },
+    requires = { ["return"] = "where its <result> goes" },
+    session = "fresh",
+    stack = "push",
+    apply = function(_, agent, tr)
+      push_frame(agent, tr)
+      agent.session = nil
+    end,
+  },
+  {
+    name = "fork",
+    usage = '<fork next="NEXT" item="x">WORKER</fork>',
+    summary = "start a parallel agent at WORKER",
+    body = "target",
+    attrs = { next = "target", cd = "dir", input = "text" },
+    free = true,
+    session = "fresh",
+    apply = function(run, agent, tr, cwds)
+      local workers = {}
+      for i, f in ipairs(tr.forks) do
+        workers[i] = {
+          id = worker_id(run, agent, f.target), state = f.target, stack = {},
+          cwd = cwds[i], input = f.input, vars = f.vars, data = {},
+        }
+      end
+      agent.state, agent.input = tr.next, tr.input
+      return { workers = workers }
+    end,
+  },
+  {
+    name = "result",
+    usage = "<result>TEXT</result>",
+    summary = "return TEXT to the caller, or end",
+    body = "payload",
+    attrs = {},
+    session = "caller",
+    stack = "pop",
+    apply = function(_, agent, tr)
+      local frame = table.remove(agent.stack)
+      if not frame then return { ended = true, payload = tr.payload } end
+      agent.state, agent.session, agent.cwd = frame.state, frame.session, frame.cwd or agent.cwd
+      agent.input = tr.payload
+    end,
+  },
+}
+
+M.by_name = {}
+for _, e in ipairs(M.list) do M.by_name[e.name] = e end
+
+-- The names in table order, e.g. for "one of <goto>, <reset>, ...".
+function M.names()
+  local names = {}
+  for i, e in ipairs(M.list) do names[i] = e.name end
+  return names
+end
+
+-- "<goto>, <reset>, ... or <result>" (`conj` joins the last two).
+function M.phrase(conj)
+  local names = {}
+  for i, e in ipairs(M.list) do names[i] = "<" .. e.name .. ">" end
+  return table.concat(names, ", ", 1, #names - 1) .. " " .. conj .. " " .. names[#names]
+end
+
+-- The attributes of `name` whose values are state names, sorted.
+function M.target_attrs(name)
+  local keys = {}
+  for k, kind in pairs(M.by_name[name].attrs) do
+    if kind == "target" then keys[#keys + 1] = k end
+  end
+  table.sort(keys)
+  return keys
+end
+
+return M
