@@ -3,13 +3,14 @@
 -- PreTransition and PostTransition; this times those four emits with
 -- FILES no-op hook files (each handling every event) against none.
 local raymond = require("raymond")
+local events = require("raymond.events")
 local hooks = require("raymond.hooks")
 
 local FILES = tonumber(os.getenv("HOOK_FILES") or "") or 4
 local N = tonumber(os.getenv("HOOK_ROUNDS") or "") or 100000
 
 local src = "local function nop(ev) return nil end\nreturn {"
-for name in pairs(hooks.events) do src = src .. name .. " = nop, " end
+for name in pairs(events.by_name) do src = src .. name .. " = nop, " end
 src = src .. "}"
 local files = {}
 for i = 1, FILES do files[i] = { name = "nop" .. i .. ".lua", source = src } end

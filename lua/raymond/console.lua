@@ -44,15 +44,6 @@ function M.tail(text, n)
   return table.concat(lines, "\n")
 end
 
--- Write a debug record file; a failure to keep one never stops a run.
-function M.write_file(path, text)
-  local f = io.open(path, "wb")
-  if f then
-    f:write(text)
-    f:close()
-  end
-end
-
 function M.result(payload)
   if payload == nil or payload == "" then return end
   raymond.stdout(payload:sub(-1) == "\n" and payload or payload .. "\n")

@@ -14,7 +14,8 @@
 
 local raymond = require("raymond")
 local claude = require("raymond.claude")
-local console = require("raymond.console")
+local executor = require("raymond.executor")
+local text = require("raymond.text")
 
 local M = {}
 
@@ -35,7 +36,8 @@ local function check_cut(res, cut)
   if cut and res.timed_out then error("hook exceeded its time limit", 3) end
 end
 
-function M.new(ctx)
+-- The functions for hooks of `run` (a raymond.run object).
+function M.new(run)
   local api = {}
 
   function api.exec(t)
@@ -43,12 +45,8 @@ function M.new(ctx)
     local argv = {}
     for i, a in ipairs(t.argv or t) do argv[i] = tostring(a) end
     if #argv == 0 then error("raymond.exec: no command given", 2) end
-    local env = {}
-    for k, v in pairs(ctx.environ) do env[k] = v end
-    for k, v in pairs(t.env or {}) do env[k] = tostring(v) end
     local timeout, cut = bounded(t.timeout)
-    local res = raymond.spawn({ argv = argv, cwd = t.cwd or ctx.cwd, env = env,
-                                timeout = timeout, capture = true })
+    local res = executor.run(run, { argv = argv, cwd = t.cwd, env = t.env, timeout = timeout, capture = true })
     if res.spawn_error then return nil, res.spawn_error end
     check_cut(res, cut)
     return { code = res.exit, signal = res.signal, stdout = res.stdout, stderr = res.stderr,
@@ -59,28 +57,23 @@ function M.new(ctx)
     if type(t) ~= "table" or type(t.prompt) ~= "string" then
       error("raymond.evaluate takes a table with a prompt: {prompt=, model=, timeout=}", 2)
     end
-    local launch = ctx.run.launch
+    local launch = run.rec.launch
     local spec = {
       claude = launch.claude, prompt = t.prompt, model = t.model, effort = t.effort,
       skip_permissions = launch.skip_permissions, session = { mode = "fresh", id = raymond.uuid() },
     }
     local reader = claude.reader(nil)
     local timeout, cut = bounded(t.timeout or launch.timeout)
-    local req = { argv = claude.argv(spec), env = ctx.environ, cwd = ctx.cwd,
-                  timeout = timeout, lines = reader.line }
-    ctx.run.steps = ctx.run.steps + 1
-    if ctx.debug_dir then
-      local base = string.format("%s/%05d_hook_evaluate", ctx.debug_dir, ctx.run.steps)
-      req.stdout_file, req.stderr_file = base .. ".stream.jsonl", base .. ".stderr"
-      console.write_file(base .. ".prompt", t.prompt)
-    end
-    local res = raymond.spawn(req)
+    local res = executor.run(run, {
+      argv = claude.argv(spec), timeout = timeout, lines = reader.line,
+      name = "hook_evaluate", stdout = "stream.jsonl", keep = { prompt = t.prompt },
+    })
     check_cut(res, cut)
     local out = claude.outcome(res, reader)
-    ctx.run.cost = (ctx.run.cost or 0) + (out.cost or 0)
+    run.rec.cost = (run.rec.cost or 0) + (out.cost or 0)
     raymond.mark_dirty()
     if out.kind ~= "ok" then return nil, out.msg or ("evaluation " .. out.kind) end
-    return (out.text:gsub("^%s+", ""):gsub("%s+$", "")), out.cost
+    return text.trim(out.text), out.cost
   end
 
   return api

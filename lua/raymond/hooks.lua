@@ -1,7 +1,8 @@
 -- raymond.hooks: loading hook files and calling their handlers.
 --
 -- A hook file is Lua text returning a table: handlers keyed by event name
--- (PreTransition = function(ev) ... end), and optionally
+-- (PreTransition = function(ev) ... end; raymond.events lists the events
+-- and the decisions each takes), and optionally
 --   on_error = "warn"     a failing handler is reported and ignored
 --                         (default "stop": the run stops, resumable)
 --   frontmatter = { max_visits = "number", ... }
@@ -12,30 +13,25 @@
 -- --no-default-hooks), then hooks.lua in the workflow folder, then the
 -- folder's hooks/*.lua by name, then each --hooks FILE as given.
 --
--- Each file runs in an environment of its own whose reads fall back to a
--- shared, restricted base: no io, os.execute, os.exit, io.popen, require,
--- dofile, loadfile or bytecode, and no coroutine library (a coroutine made
--- inside a hook would run outside its limits).  Handlers run inside the calling agent's
--- coroutine, each call bounded by an instruction budget and a wall-clock
--- limit (src/lua_limit.c); the whole Lua state has a memory cap.
+-- Each file lives in a room of its own: its globals are its own, and the
+-- standard libraries and the raymond table it sees are read-only proxies
+-- made for that file, so a file that assigns string.format breaks only
+-- itself, with an error naming the line.  There is no io, os.execute,
+-- os.exit, require, dofile, loadfile, bytecode, coroutine library (a
+-- coroutine would run outside the limits) or __gc metamethod (a finalizer
+-- runs whenever the collector decides, outside any limit).
+--
+-- Everything a file's code does runs under the limits of one hook call
+-- (src/lua_limit.c: instructions, wall clock, memory): loading the file
+-- and reading the table it returns, each handler, and reading the
+-- decision it returns.  Tables coming back from hook code are read with
+-- next and rawget only, so no metamethod of theirs runs in engine code.
 
 local raymond = require("raymond")
 local console = require("raymond.console")
+local events = require("raymond.events")
 
 local M = {}
-
-M.events = {
-  RunStart = true, Resume = true, PreState = true, PostState = true, Cost = true,
-  PreTransition = true, PostTransition = true, AgentFork = true, AgentExit = true,
-  Error = true, RunEnd = true,
-}
-
-local decision_fields = {
-  transition = "table", continue = "boolean", stopReason = "string",
-  decision = "string", reason = "string", additionalContext = "string",
-  -- PreState, for markdown states
-  model = "string", effort = "string", prompt = "string", maxBudgetUsd = "number",
-}
 
 local field_types = { string = true, number = true, boolean = true, table = true, list = true }
 
@@ -49,75 +45,121 @@ end
 M.instructions = env_number("RAYMOND_HOOK_INSTRUCTIONS", 100000000)
 M.seconds = env_number("RAYMOND_HOOK_SECONDS", 600)
 
--- The base every hook file's environment reads from.  `api` holds the
--- functions the engine supplies (exec, evaluate).
-local function safe_base(api)
+-- A read-only view of `t` named `name` in messages.
+local function readonly(t, name)
+  return setmetatable({}, {
+    __index = t,
+    __newindex = function(_, k)
+      error(string.format("%s.%s cannot be changed: the libraries a hook sees are read-only",
+        name, tostring(k)), 2)
+    end,
+    __pairs = function() return next, t, nil end,
+    __len = function() return #t end,
+    __metatable = false,
+  })
+end
+
+local function log(...)
+  local t = table.pack(...)
+  for i = 1, t.n do t[i] = tostring(t[i]) end
+  raymond.stderr("[hook] " .. table.concat(t, "\t") .. "\n")
+end
+
+-- The hooks' raymond.sleep: a wait that would outlast the call ends it,
+-- and a stop of the run ends the hook at once.
+local function hook_sleep(s)
+  local left = raymond.limit_left()
+  if left and s >= left then
+    raymond.sleep(left)
+    error("hook exceeded its time limit", 2)
+  end
+  if not raymond.sleep(s) then error("the run is stopping", 2) end
+  return true
+end
+
+local function json_decode(s)
+  local ok, v = pcall(raymond.cjson.decode, s)
+  if ok then return v end
+  return nil, tostring(v)
+end
+
+-- The raymond table hooks see; `api` holds the functions that need the
+-- run (exec, evaluate: raymond.hookapi).
+local function raymond_api(api)
+  local r = {
+    version = raymond.version, log = log, parse_tags = raymond.parse_tags,
+    read_file = raymond.read_file, write_atomic = raymond.write_atomic,
+    now = raymond.now, sleep = hook_sleep, hash = raymond.hash,
+    json = readonly({ encode = raymond.json_encode, decode = json_decode }, "raymond.json"),
+  }
+  for k, v in pairs(api or {}) do r[k] = v end
+  return r
+end
+
+-- The environment of one hook file.
+local function room(api)
+  local env = {}
   local base = {
     assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
     pcall = pcall, select = select, tonumber = tonumber, tostring = tostring,
     type = type, xpcall = xpcall, rawequal = rawequal, rawget = rawget,
-    rawset = rawset, rawlen = rawlen, setmetatable = setmetatable,
-    getmetatable = getmetatable, string = string, table = table, math = math,
-    utf8 = utf8, _VERSION = _VERSION,
-    os = { time = os.time, clock = os.clock, date = os.date, getenv = os.getenv },
+    rawset = rawset, rawlen = rawlen, _VERSION = _VERSION, print = log,
+    string = readonly(string, "string"), table = readonly(table, "table"),
+    math = readonly(math, "math"), utf8 = readonly(utf8, "utf8"),
+    os = readonly({ time = os.time, clock = os.clock, date = os.date, getenv = os.getenv }, "os"),
+    raymond = readonly(raymond_api(api), "raymond"),
   }
-  local function log(...)
-    local t = table.pack(...)
-    for i = 1, t.n do t[i] = tostring(t[i]) end
-    raymond.stderr("[hook] " .. table.concat(t, "\t") .. "\n")
+  base.setmetatable = function(t, mt)
+    if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+      error("a __gc metamethod is not allowed in a hook: it would run outside the hook's limits", 2)
+    end
+    return setmetatable(t, mt)
   end
-  base.print = log
-  base.raymond = {
-    version = raymond.version,
-    log = log,
-    parse_tags = raymond.parse_tags,
-    read_file = raymond.read_file,
-    write_atomic = raymond.write_atomic,
-    now = raymond.now,
-    sleep = function(s)
-      local left = raymond.limit_left()
-      if left and s >= left then
-        -- The wait would outlast the call: wait out the time, then stop.
-        raymond.sleep(left)
-        error("hook exceeded its time limit", 2)
-      end
-      return raymond.sleep(s)
-    end,
-    hash = raymond.hash,
-    json = {
-      encode = raymond.json_encode,
-      decode = function(s)
-        local ok, v = pcall(raymond.cjson.decode, s)
-        if ok then return v end
-        return nil, tostring(v)
-      end,
-    },
-  }
-  for k, v in pairs(api or {}) do base.raymond[k] = v end
-  -- load is allowed for text only, in the caller's environment by default.
-  base.load = function(chunk, name, _, env)
-    return load(chunk, name, "t", env)
+  -- The string metatable is the engine's too; a hook sees none.
+  base.getmetatable = function(v)
+    if type(v) == "string" then return nil end
+    return getmetatable(v)
   end
-  return base
+  -- Text only, in this file's environment unless another is given.
+  base.load = function(chunk, name, _, chunk_env)
+    return load(chunk, name, "t", chunk_env == nil and env or chunk_env)
+  end
+  base._G = env
+  return setmetatable(env, { __index = base })
 end
 
--- Load one hook file.  Returns {name=, handlers=, on_error=, frontmatter=}
--- or nil and a message.
-local function load_one(name, source, base)
-  local env = setmetatable({}, { __index = base })
-  local chunk, err = load(source, "@" .. name, "t", env)
-  if not chunk then
-    return nil, string.format("hook file %s does not load: %s", name, err)
+-- A plain copy of a table hook code returned, read raw (no metamethod
+-- runs); nested tables to `depth` levels, other values as they are.
+local function plain(t, depth)
+  if type(t) ~= "table" then return t end
+  local c = {}
+  local k, v = next(t)
+  while k ~= nil do
+    c[k] = depth > 1 and plain(v, depth - 1) or v
+    k, v = next(t, k)
   end
-  local ok, t = xpcall(chunk, debug.traceback)
-  if not ok then
-    return nil, string.format("hook file %s raised while loading: %s", name, t)
+  return c
+end
+
+-- fn, called so that the table it returns is copied by plain(), which
+-- must happen inside the limits too.
+local function copying(fn)
+  return function(arg)
+    local v = fn(arg)
+    if v == nil then return nil end
+    return plain(v, 2)
   end
-  if type(t) ~= "table" then
-    return nil, string.format("hook file %s must return a table of handlers keyed by event name, "
-      .. "got %s", name, type(t))
-  end
-  local file = { name = name, handlers = {}, on_error = "stop", frontmatter = {} }
+end
+
+-- Run fn(arg) (a copying function) within the limits of one hook call.
+-- Returns ok, value-or-message.
+local function limited(fn, arg)
+  local ok, v = raymond.limited_call(fn, arg, M.instructions, M.seconds)
+  return ok, v
+end
+
+local function check_fields(name, t)
+  local file = { name = name, handlers = {}, calls = {}, on_error = "stop", frontmatter = {} }
   for k, v in pairs(t) do
     if k == "on_error" then
       if v ~= "stop" and v ~= "warn" then
@@ -135,23 +177,41 @@ local function load_one(name, source, base)
         end
         file.frontmatter[field] = ty
       end
-    elseif not M.events[k] then
+    elseif not events.by_name[k] then
       console.warn("hook file %s: unknown event '%s' (ignored)", name, tostring(k))
     elseif type(v) ~= "function" then
       return nil, string.format("hook file %s: handler for %s must be a function, got %s", name, k, type(v))
     else
       file.handlers[k] = v
+      file.calls[k] = copying(v)
     end
   end
   return file
 end
 
+-- Load one hook file.  Returns {name=, handlers=, on_error=, frontmatter=}
+-- or nil and a message.
+local function load_one(name, source, api)
+  local chunk, err = load(source, "@" .. name, "t", room(api))
+  if not chunk then
+    return nil, string.format("hook file %s does not load: %s", name, err)
+  end
+  local ok, t = limited(copying(chunk), nil)
+  if not ok then
+    return nil, string.format("hook file %s raised while loading: %s", name, tostring(t))
+  end
+  if type(t) ~= "table" then
+    return nil, string.format("hook file %s must return a table of handlers keyed by event name, "
+      .. "got %s", name, type(t))
+  end
+  return check_fields(name, t)
+end
+
 -- files: list of {name=, source=}.  Returns a hook set or nil and a message.
 function M.load(files, api)
-  local base = safe_base(api)
   local set = { files = {}, frontmatter = {}, handled = {} }
   for _, f in ipairs(files) do
-    local h, err = load_one(f.name, f.source, base)
+    local h, err = load_one(f.name, f.source, api)
     if not h then return nil, err end
     set.files[#set.files + 1] = h
     for field, ty in pairs(h.frontmatter) do set.frontmatter[field] = ty end
@@ -211,30 +271,6 @@ local function where(file, fn)
   return string.format("%s:%d", file.name, info.linedefined)
 end
 
-local function check_decision(file, fn, event, d)
-  if type(d) ~= "table" then
-    return nil, string.format("%s: %s handler returned a %s; return nil or a decision table",
-      where(file, fn), event, type(d))
-  end
-  for k, v in pairs(d) do
-    local want = decision_fields[k]
-    if not want then
-      console.warn("%s: %s decision has unknown field '%s' (ignored)", where(file, fn), event, tostring(k))
-    elseif type(v) ~= want then
-      return nil, string.format("%s: %s decision field '%s' should be a %s, got %s",
-        where(file, fn), event, k, want, type(v))
-    end
-  end
-  if d.decision ~= nil and d.decision ~= "block" then
-    return nil, string.format("%s: %s decision field 'decision' must be \"block\", got \"%s\"",
-      where(file, fn), event, d.decision)
-  end
-  if d.transition and type(d.transition.tag) ~= "string" then
-    return nil, string.format("%s: %s decision 'transition' needs a string 'tag'", where(file, fn), event)
-  end
-  return d
-end
-
 -- Call every handler for `name`.  Returns the merged decision (possibly
 -- empty; the first file to set a field wins) or nil and a message naming
 -- the hook file and line.
@@ -245,15 +281,15 @@ function M.emit(set, name, ev)
   for _, file in ipairs(set.files) do
     local fn = file.handlers[name]
     if fn then
-      -- Within the limits (src/lua_limit.c): ok and the decision, or false
-      -- and a message with a traceback.
-      local ok, d = raymond.limited_call(fn, ev, M.instructions, M.seconds)
-      local err
+      local ok, d = raymond.limited_call(file.calls[name], ev, M.instructions, M.seconds)
+      local err, warnings
       if not ok then
         err = string.format("hook %s failed in %s: %s", file.name, name, tostring(d))
       elseif d ~= nil then
-        d, err = check_decision(file, fn, name, d)
+        d, err = events.check(name, d, where(file, fn))
+        if d then warnings = err; err = nil end
       end
+      for _, w in ipairs(warnings or {}) do console.warn("%s", w) end
       if err and file.on_error == "warn" then
         console.warn("%s (ignored: the file says on_error = \"warn\")", err)
       elseif err then

@@ -16,6 +16,8 @@ local M = {}
 
 -- Set when main() finished the whole job itself (list, status, errors).
 local code
+-- The run main() started, for finish().
+local current
 
 local function list(opts)
   local ws = workspace.new(opts.cwd)
@@ -89,21 +91,22 @@ function M.main(opts)
     code = status(opts)
     return
   end
-  local ok, err
+  local run, err
   if opts.command == "resume" then
-    ok, err = engine.resume(opts)
+    run, err = engine.resume(opts)
   else
-    ok, err = engine.start(opts)
+    run, err = engine.start(opts)
   end
-  if not ok then
+  if not run then
     console.error(err.msg, err.detail, err.hint)
     code = 1
   end
+  current = run
 end
 
 function M.finish(crashed, signo)
   if code then return code end
-  return engine.finish(crashed, signo)
+  return engine.finish(current, crashed, signo)
 end
 
 return M

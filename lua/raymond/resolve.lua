@@ -4,16 +4,20 @@
 -- is a file name, never a path.
 --   NAME.md / NAME.sh   must exist as written
 --   NAME.bat / NAME.ps1 are another platform's scripts: an error here
---   NAME                NAME.md, else NAME.sh; both present is ambiguous
+--   NAME                NAME.md, else NAME.sh (in the order of the kinds in
+--                       raymond.states); two present is ambiguous
 -- Functions take a scope (or a folder path) and return the resolved file
 -- name, or nil and a message.
 
 local raymond = require("raymond")
 local scope_of = require("raymond.scope")
+local states = require("raymond.states")
 
 local M = {}
 
-M.kinds = { md = "markdown", sh = "script" }
+-- Extension -> kind name, from the table of state kinds.
+M.kinds = {}
+for _, k in ipairs(states.list) do M.kinds[k.ext] = k.name end
 
 local foreign = { bat = true, ps1 = true }
 
@@ -45,16 +49,20 @@ function M.target(scope, name)
     return nil, string.format(
       "state '%s' is a Windows script; on this platform write it as a .sh script", name)
   end
-  local md, sh = name .. ".md", name .. ".sh"
-  local has_md, has_sh = scope:has(md), scope:has(sh)
-  if has_md and has_sh then
+  local tried, found = {}, {}
+  for _, k in ipairs(states.list) do
+    local file = name .. "." .. k.ext
+    tried[#tried + 1] = file
+    if scope:has(file) then found[#found + 1] = file end
+  end
+  if #found > 1 then
     return nil, string.format(
       "state '%s' is ambiguous: both %s and %s exist in %s; name one with its extension or remove one",
-      name, md, sh, dir)
+      name, found[1], found[2], dir)
   end
-  if has_md then return md end
-  if has_sh then return sh end
-  return nil, string.format("state '%s' not found in %s (looked for %s and %s)", name, dir, md, sh)
+  if found[1] then return found[1] end
+  return nil, string.format("state '%s' not found in %s (looked for %s and %s)", name, dir,
+    table.concat(tried, ", ", 1, #tried - 1), tried[#tried])
 end
 
 -- The entry state of a workflow folder: 1_START or START, any extension.

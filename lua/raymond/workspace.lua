@@ -76,6 +76,14 @@ function M.lock(ws, id)
   return nil, lerr
 end
 
+-- Give up the run's lock at the end of the process: the lock file goes,
+-- so finished runs leave no files behind but their state.  Removing it
+-- while the lock is held is safe: a process that opened the old file
+-- finds it locked, and one that opens it afresh waits for nobody.
+function M.unlock(ws, id)
+  os.remove(M.lock_path(ws, id))
+end
+
 -- The ids of every run, oldest first.
 function M.list(ws)
   local names = raymond.listdir(ws.state_dir) or {}

@@ -1,10 +1,9 @@
--- raymond.markdown: running a markdown state with the Claude Code CLI.
+-- raymond.states.markdown: a state that is a prompt for the Claude Code CLI.
 --
--- run(E, agent) reads the state's frontmatter policy, renders the prompt,
--- lets hooks adjust it (PreState), invokes the CLI, counts the cost
--- (Cost), and decides the transition.  It returns the transition, or nil
--- and an error table {msg=, detail=, hint=}, or nil and nil when the run
--- is stopping.  E is the engine's interface: ctx, emit, stop, debug_base.
+-- run(run, agent) reads the state's frontmatter policy, renders the
+-- prompt, lets hooks adjust it (PreState), invokes the CLI through the
+-- executor, counts the cost (Cost), and decides the transition.  See
+-- raymond.states for the outcomes it returns.
 --
 -- Sessions.  Before a launch the planned session goes into agent.turn and
 -- the run is marked dirty, so the id is on disk before the CLI starts:
@@ -26,8 +25,11 @@
 local raymond = require("raymond")
 local claude = require("raymond.claude")
 local console = require("raymond.console")
+local executor = require("raymond.executor")
 local policy = require("raymond.policy")
+local states = require("raymond.states")
 local template = require("raymond.template")
+local text = require("raymond.text")
 local transition = require("raymond.transition")
 
 local M = {}
@@ -38,30 +40,29 @@ local function env_number(name, default)
   return tonumber(os.getenv(name) or "") or default
 end
 
-local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
+local trim = text.trim
 
 -- The state file's policy and body, warning once per file about unknown fields.
-local function load(E, name)
-  local file = E.ctx.scope.path .. "/" .. name
-  local text, err = E.ctx.scope:read(name)
-  if not text then return nil, { msg = err } end
-  local meta, body = raymond.frontmatter(text)
-  if not meta then return nil, { msg = body, hint = "fix the frontmatter, then: raymond --resume " .. E.ctx.run.id } end
-  local pol, warnings = policy.parse(meta, console.rel(file, E.ctx.cwd), E.ctx.hooks.frontmatter)
-  if not pol then return nil, { msg = warnings } end
-  E.ctx.warned = E.ctx.warned or {}
-  if not E.ctx.warned[file] then
-    E.ctx.warned[file] = true
+local function load(run, name)
+  local file = run.scope.path .. "/" .. name
+  local source, err = run.scope:read(name)
+  if not source then return nil, states.error(err) end
+  local meta, body = raymond.frontmatter(source)
+  if not meta then return nil, states.error(body, nil, "fix the frontmatter, then: raymond --resume " .. run.rec.id) end
+  local pol, warnings = policy.parse(meta, console.rel(file, run.cwd), run.hooks.frontmatter)
+  if not pol then return nil, states.error(warnings) end
+  if not run.warned[file] then
+    run.warned[file] = true
     for _, w in ipairs(warnings) do console.warn("%s", w) end
   end
   return pol, body, meta
 end
 
-local function decide(E, pol, text, vars)
-  local dir = E.ctx.scope
+local function decide(run, pol, reply, vars)
+  local dir = run.scope
   local function render(s) return template.render(s, vars) end
   if pol.force_implicit then return policy.implicit(pol, dir, render) end
-  local tags, perr = raymond.parse_tags(text)
+  local tags, perr = raymond.parse_tags(reply)
   if not tags then return nil, perr end
   if #tags == 0 and policy.implicit_entry(pol) then return policy.implicit(pol, dir, render) end
   local tr, err = transition.decide(tags, dir)
@@ -76,7 +77,7 @@ end
 
 -- Wait until `t` (epoch seconds), showing a countdown.  False if the run
 -- is stopping.
-local function wait_until(E, agent, t, why)
+local function wait_until(agent, t, why)
   while true do
     local left = t - raymond.now()
     if left <= 0 then return true end
@@ -103,51 +104,46 @@ local function plan(agent)
   return t
 end
 
-local function spawn(E, agent, inv, turn)
-  local ctx = E.ctx
-  local launch = ctx.run.launch
+local function spawn(run, agent, inv, turn)
+  local launch = run.rec.launch
   local spec = {
     claude = launch.claude or "claude", prompt = inv.prompt, model = inv.model, effort = inv.effort,
     skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = inv.max_budget_usd,
   }
   local argv = claude.argv(spec)
-  local reader = claude.reader(not console.quiet and function(text)
-    for line in text:gmatch("[^\n]+") do console.progress("[%s] %s", agent.id, line) end
+  local reader = claude.reader(not console.quiet and function(t)
+    for line in t:gmatch("[^\n]+") do console.progress("[%s] %s", agent.id, line) end
   end or nil)
-  local base = E.debug_base(agent)
-  local req = { argv = argv, env = ctx.environ, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line }
-  if base then
-    req.stdout_file, req.stderr_file = base .. ".stream.jsonl", base .. ".stderr"
-    console.write_file(base .. ".prompt", inv.prompt)
-    console.write_file(base .. ".argv.json", raymond.json_encode(argv) or "")
-  end
-  local t0 = raymond.now()
-  local res = raymond.spawn(req)
+  local res, step = executor.run(run, {
+    argv = argv, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line,
+    name = agent.id .. "_" .. agent.state, stdout = "stream.jsonl",
+    keep = { prompt = inv.prompt, ["argv.json"] = raymond.json_encode(argv) or "" },
+  })
   local out = claude.outcome(res, reader)
-  if base then
-    console.write_file(base .. ".meta.json", raymond.json_encode({
-      started_at = t0, duration = res.duration, exit = res.exit, signal = res.signal,
+  if step then
+    step:meta({
+      started_at = res.started_at, duration = res.duration, exit = res.exit, signal = res.signal,
       timed_out = res.timed_out, cost_usd = out.cost, session = out.session or turn.id,
       session_mode = turn.mode, outcome = out.kind, message = out.msg,
-    }) or "")
+    })
   end
   return out
 end
 
 -- One successful invocation (kind ok or budget), after retries, session
 -- fixes and usage-limit waits; or nil and an error; or nil, nil.
-local function invoke(E, agent, inv)
-  local ctx = E.ctx
+local function invoke(run, agent, inv)
+  local rec = run.rec
   local failures, fixes = 0, 0
   while true do
-    local paused = ctx.run.paused_until
+    local paused = rec.paused_until
     if paused and paused > raymond.now() then
-      if not wait_until(E, agent, paused, "usage limit reached") then return nil, nil end
-      ctx.run.paused_until = nil
+      if not wait_until(agent, paused, "usage limit reached") then return nil, nil end
+      rec.paused_until = nil
       raymond.mark_dirty()
     end
     local turn = plan(agent)
-    local out = spawn(E, agent, inv, turn)
+    local out = spawn(run, agent, inv, turn)
     if out.kind == "ok" or out.kind == "budget" then return out end
     if out.kind == "stopped" then return nil, nil end
     if out.kind == "fatal" then return nil, { msg = out.msg, detail = console.tail(out.stderr, 10), hint = out.hint } end
@@ -165,12 +161,12 @@ local function invoke(E, agent, inv)
     elseif out.kind == "limit" then
       local reset = out.reset or (raymond.now() + 3600)
       local resume_at = reset + env_number("RAYMOND_LIMIT_MARGIN", 300)
-      if ctx.run.launch.no_wait then
-        E.stop(agent, string.format("usage limit reached (%s); it resets at %s UTC: continue after that with "
-          .. "raymond --resume %s", out.msg, os.date("!%Y-%m-%d %H:%M", math.floor(reset)), ctx.run.id))
+      if rec.launch.no_wait then
+        run:stop(agent, string.format("usage limit reached (%s); it resets at %s UTC: continue after that with "
+          .. "raymond --resume %s", out.msg, os.date("!%Y-%m-%d %H:%M", math.floor(reset)), rec.id))
         return nil, nil
       end
-      ctx.run.paused_until = resume_at
+      rec.paused_until = resume_at
       raymond.mark_dirty()
     else
       failures = failures + 1
@@ -187,66 +183,63 @@ local function invoke(E, agent, inv)
 end
 
 -- Count the cost of one invocation and let hooks (the budget) react.
-local function count(E, agent, out)
-  local run = E.ctx.run
+local function count(run, agent, out)
+  local rec = run.rec
   agent.cost = (agent.cost or 0) + out.cost
-  run.cost = (run.cost or 0) + out.cost
+  rec.cost = (rec.cost or 0) + out.cost
   raymond.mark_dirty()
-  local d = E.emit("Cost", agent, { cost_usd = out.cost, total_cost_usd = run.cost })
-  if not d then return false end
-  if d.continue == false then
-    E.stop_by_hook(agent, d)
-    return false
-  end
-  return true
+  return run:decide("Cost", agent, { cost_usd = out.cost, total_cost_usd = rec.cost }) ~= nil
 end
 
-function M.run(E, agent)
-  local ctx = E.ctx
-  local pol, body, meta = load(E, agent.state)
-  if not pol then return nil, body end
-  local vars = template.vars(ctx.run, agent)
-  local launch = ctx.run.launch
+-- An error table from invoke() or judge() as an outcome; nil: stopped.
+local function failed(err)
+  if not err then return states.STOPPED end
+  return states.error(err.msg, err.detail, err.hint)
+end
+
+function M.run(run, agent)
+  local rec = run.rec
+  local pol, body, meta = load(run, agent.state)
+  if not pol then return body end
+  local vars = template.vars(rec, agent)
+  local launch = rec.launch
   local inv = {
     prompt = template.render(body, vars), model = pol.model or launch.model,
     effort = pol.effort or launch.effort, timeout = pol.timeout or launch.timeout,
   }
   if agent.context then inv.prompt = inv.prompt .. "\n\n" .. agent.context end
-  local d = E.emit("PreState", agent, { kind = "markdown", invocation = inv, frontmatter = meta })
-  local pre, perr = E.state_decision(agent, d, false)
-  if pre ~= "go" then return pre, perr end
-  inv.model = d.model or inv.model
-  inv.effort = d.effort or inv.effort
-  inv.prompt = d.prompt or inv.prompt
-  inv.max_budget_usd = d.maxBudgetUsd
+  local pre = run:decide("PreState", agent, { kind = "markdown", invocation = inv, frontmatter = meta }, inv)
+  if not pre then return states.STOPPED end
+  if pre.kind == "transition" then return states.transition(pre.transition) end
+  if pre.kind == "error" then return states.error(pre.msg) end
   local base_prompt = inv.prompt
   local state_cost = 0 -- every attempt of this state, reminders included
   for attempt = 1, M.ATTEMPTS do
-    local out, err = invoke(E, agent, inv)
-    if not out then return nil, err end
+    local out, err = invoke(run, agent, inv)
+    if not out then return failed(err) end
     -- The id raymond chose is the conversation's id in every mode (fresh,
     -- resumed, branched), and it is the one already on disk.
     agent.session, agent.branch, agent.turn = agent.turn.id, nil, nil
     raymond.mark_dirty()
     state_cost = state_cost + out.cost
-    if not count(E, agent, out) then return nil, nil end
+    if not count(run, agent, out) then return states.STOPPED end
     if out.kind == "budget" then
-      return nil, { msg = out.msg .. " before it finished", hint = "raise --budget, then: raymond --resume " .. ctx.run.id }
+      return states.error(out.msg .. " before it finished", nil, "raise --budget, then: raymond --resume " .. rec.id)
     end
-    local tr, why, blocked = M.judge(E, agent, pol, out, vars, meta)
-    if tr == nil and why == nil then return nil, blocked end -- stopped, or an error table
+    local tr, why, blocked = M.judge(run, agent, pol, out, vars, meta)
+    if tr == nil and why == nil then return failed(blocked) end -- stopped, or an error table
     if tr then
       agent.context = nil
       tr.cost = state_cost
-      return tr
+      return states.transition(tr)
     end
     local quoted = console.tail(out.text, 20)
     if not blocked and not policy.has_policy(pol) then
-      return nil, { msg = why, detail = quoted,
-        hint = "make the prompt end with exactly one tag, or give it allowed_transitions so raymond can remind the model" }
+      return states.error(why, quoted,
+        "make the prompt end with exactly one tag, or give it allowed_transitions so raymond can remind the model")
     end
     if attempt == M.ATTEMPTS then
-      return nil, { msg = string.format("%s, after %d attempts", why, M.ATTEMPTS), detail = quoted }
+      return states.error(string.format("%s, after %d attempts", why, M.ATTEMPTS), quoted)
     end
     console.progress("[%s] %s: %s; reminding the model (attempt %d of %d)", agent.id, agent.state, why,
       attempt + 1, M.ATTEMPTS)
@@ -259,26 +252,27 @@ function M.run(E, agent)
   end
 end
 
+local function blocked_it(v)
+  return "a hook (" .. tostring(v.by) .. ") blocked it: " .. (v.reason or "no reason given")
+end
+
 -- Weigh one reply: hooks first (PostState may replace the transition or
 -- block the reply), then the tags, then PreTransition (which may block).
 -- Returns the transition; or nil, why, blocked for a reply to re-prompt;
--- or nil, nil, err-or-nil when the run fails or stops.
-function M.judge(E, agent, pol, out, vars, meta)
-  local d = E.emit("PostState", agent, { kind = "markdown", output = out.text, cost_usd = out.cost,
+-- or nil, nil, err-or-nil when the run fails or stops.  The transition
+-- carries its PreTransition verdict (tr.pre), which the engine acts on.
+function M.judge(run, agent, pol, out, vars, meta)
+  local post = run:decide("PostState", agent, { kind = "markdown", output = out.text, cost_usd = out.cost,
     duration = out.duration, exit_code = out.exit, frontmatter = meta })
-  if d and d.decision == "block" then
-    return nil, "a hook (" .. tostring(d.by) .. ") blocked it: " .. (d.reason or "no reason given"), true
-  end
-  local post, perr = E.state_decision(agent, d, false)
-  if post == nil then return nil, nil, perr end
-  if post ~= "go" then return post end
-  local tr, why = decide(E, pol, out.text, vars)
+  if not post then return nil, nil, nil end
+  if post.kind == "block" then return nil, blocked_it(post), true end
+  if post.kind == "error" then return nil, nil, { msg = post.msg } end
+  if post.kind == "transition" then return post.transition end
+  local tr, why = decide(run, pol, out.text, vars)
   if not tr then return nil, why, false end
-  local pre = E.pre_transition(agent, tr)
+  local pre = run:pre_transition(agent, tr)
   if not pre then return nil, nil, nil end
-  if pre.decision == "block" then
-    return nil, "a hook (" .. tostring(pre.by) .. ") blocked it: " .. (pre.reason or "no reason given"), true
-  end
+  if pre.kind == "block" then return nil, blocked_it(pre), true end
   return tr
 end
 

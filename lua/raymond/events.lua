@@ -1,0 +1,129 @@
+-- raymond.events: the hook contract, one entry per event.
+--
+-- What a hook may be told and what it may answer is written here once:
+-- per event, when it fires, the fields of its event table, and the
+-- decision fields it takes.  Each decision field has a type and an
+-- effect.  check() validates a handler's decision against this table
+-- (an unknown field, or one the event does not take, warns; a wrong type
+-- is an error) and verdict() is the one place a decision is interpreted.
+-- docs/hooks.md shows the same table, and a test keeps the two equal.
+--
+-- Adding an event is one entry in M.list plus the place that emits it;
+-- adding a decision field is one entry in M.fields plus its effect.
+
+local M = {}
+
+-- Every decision field: its Lua type, its effect, and for "set" fields
+-- the key they set on the emitter's target (PreState: the invocation;
+-- PreTransition: the agent).
+--   stop        with continue = false: the run stops before anything
+--               else happens, status "stopped", resumable
+--   block       with decision = "block": the reply (or the transition)
+--               is refused; a markdown state is re-prompted
+--   transition  the decided transition is replaced by this one
+--   note        text that goes with another field (a reason)
+--   set         copied onto the target
+M.fields = {
+  continue = { type = "boolean", effect = "stop" },
+  stopReason = { type = "string", effect = "note" },
+  decision = { type = "string", effect = "block", values = { block = true } },
+  reason = { type = "string", effect = "note" },
+  transition = { type = "table", effect = "transition" },
+  additionalContext = { type = "string", effect = "set", key = "context" },
+  model = { type = "string", effect = "set", key = "model" },
+  effort = { type = "string", effect = "set", key = "effort" },
+  prompt = { type = "string", effect = "set", key = "prompt" },
+  maxBudgetUsd = { type = "number", effect = "set", key = "max_budget_usd" },
+}
+
+-- Fields every event has; `agent` events also have the agent's.
+M.common = { "hook_event_name", "run_id", "workflow", "run" }
+M.agent_fields = { "agent_id", "state", "agent" }
+
+M.list = {
+  { name = "RunStart", when = "a new run, before anything runs",
+    fields = {}, decisions = { "continue", "stopReason" } },
+  { name = "Resume", when = "a run continues after --resume",
+    fields = {}, decisions = { "continue", "stopReason" } },
+  { name = "PreState", when = "before a state runs", agent = true,
+    fields = { "kind", "invocation", "frontmatter" },
+    decisions = { "transition", "continue", "stopReason", "model", "effort", "prompt", "maxBudgetUsd" } },
+  { name = "PostState", when = "after a state ran successfully (for markdown, after each turn)", agent = true,
+    fields = { "kind", "output", "cost_usd", "duration", "exit_code", "frontmatter" },
+    decisions = { "transition", "decision", "reason", "continue", "stopReason" } },
+  { name = "Cost", when = "after each Claude turn", agent = true,
+    fields = { "cost_usd", "total_cost_usd" }, decisions = { "continue", "stopReason" } },
+  { name = "PreTransition", when = "the transition is decided, before it applies", agent = true,
+    fields = { "transition" },
+    decisions = { "transition", "decision", "reason", "continue", "stopReason", "additionalContext" } },
+  { name = "PostTransition", when = "after it applied", agent = true,
+    fields = { "transition", "from" }, decisions = {} },
+  { name = "AgentFork", when = "a worker was created", agent = true,
+    fields = { "parent_id" }, decisions = {} },
+  { name = "AgentExit", when = "an agent ended with <result>", agent = true,
+    fields = { "result" }, decisions = {} },
+  { name = "Error", when = "the run failed", fields = { "error" }, decisions = {} },
+  { name = "RunEnd", when = "the run ended: completed, stopped or failed",
+    fields = { "status", "result", "error" }, decisions = {} },
+}
+
+M.by_name = {}
+for _, e in ipairs(M.list) do
+  e.takes = {}
+  for _, f in ipairs(e.decisions) do e.takes[f] = true end
+  M.by_name[e.name] = e
+end
+
+-- Check decision `d` of event `name`, returned by the handler at `where`
+-- ("file:line").  Returns d, and a list of warnings; or nil and an error.
+function M.check(name, d, where)
+  if type(d) ~= "table" then
+    return nil, string.format("%s: %s handler returned a %s; return nil or a decision table",
+      where, name, type(d))
+  end
+  local takes = M.by_name[name].takes
+  local warnings = {}
+  for k, v in pairs(d) do
+    local f = M.fields[k]
+    if not f then
+      warnings[#warnings + 1] = string.format("%s: %s decision has unknown field '%s' (ignored)",
+        where, name, tostring(k))
+    elseif type(v) ~= f.type then
+      return nil, string.format("%s: %s decision field '%s' should be a %s, got %s",
+        where, name, k, f.type, type(v))
+    elseif f.values and not f.values[v] then
+      local allowed = {}
+      for a in pairs(f.values) do allowed[#allowed + 1] = '"' .. a .. '"' end
+      table.sort(allowed)
+      return nil, string.format("%s: %s decision field '%s' must be %s, got \"%s\"",
+        where, name, k, table.concat(allowed, " or "), v)
+    elseif not takes[k] then
+      warnings[#warnings + 1] = string.format("%s: %s does not take decision field '%s' (ignored)",
+        where, name, k)
+      d[k] = nil
+    end
+  end
+  if d.transition and type(d.transition.tag) ~= "string" then
+    return nil, string.format("%s: %s decision 'transition' needs a string 'tag'", where, name)
+  end
+  return d, warnings
+end
+
+-- What a merged decision means, in order of precedence: "stop" (with
+-- d.stopReason), "block" (d.reason), "transition" (d.transition) or "go".
+-- Unless it stops or blocks, fields with effect "set" are copied onto
+-- `target`.
+function M.verdict(d, target)
+  if d.continue == false then return "stop" end
+  if d.decision == "block" then return "block" end
+  if target then
+    for k, v in pairs(d) do
+      local f = M.fields[k]
+      if f and f.effect == "set" then target[f.key] = v end
+    end
+  end
+  if d.transition then return "transition" end
+  return "go"
+end
+
+return M

@@ -1,0 +1,56 @@
+-- raymond.executor: every child process of a run starts here.
+--
+--   local res = executor.run(run, job)
+--
+-- Script states, Claude turns, and the hooks' raymond.exec and
+-- raymond.evaluate all come through this one function, so what a child
+-- gets is decided in one place:
+--
+--   argv         job.argv as given
+--   environment  raymond's own (without CLAUDECODE, see raymond.run)
+--                plus job.env
+--   directory    job.cwd, else the directory raymond was started in
+--   limits       job.timeout seconds without output (0: none); the
+--                process group, SIGTERM then SIGKILL on a stop: src/proc.c
+--   record       a job with a `name` is a step of the run: it is counted
+--                in rec.steps and, with the debug record on, its output
+--                and job.keep pieces are kept under that name
+--
+-- job.tags, job.lines and job.capture are passed to raymond.spawn, whose
+-- result is returned with `started_at` added, and then the step's record
+-- (raymond.record) or nil, for the caller to add the outcome with
+-- step:meta{...}.  job.stdout names the record piece stdout goes to
+-- (default "stdout").
+
+local raymond = require("raymond")
+
+local M = {}
+
+local function environment(run, extra)
+  local env = {}
+  for k, v in pairs(run.environ) do env[k] = v end
+  for k, v in pairs(extra or {}) do env[k] = tostring(v) end
+  return env
+end
+
+function M.run(run, job)
+  local req = {
+    argv = job.argv, env = environment(run, job.env), cwd = job.cwd or run.cwd,
+    timeout = job.timeout, tags = job.tags, lines = job.lines, capture = job.capture,
+  }
+  local step
+  if job.name then
+    run.rec.steps = run.rec.steps + 1
+    if run.record then step = run.record:step(run.rec.steps, job.name) end
+  end
+  if step then
+    req.stdout_file, req.stderr_file = step:path(job.stdout or "stdout"), step:path("stderr")
+    for ext, text in pairs(job.keep or {}) do step:put(ext, text) end
+  end
+  local t0 = raymond.now()
+  local res = raymond.spawn(req)
+  res.started_at = t0
+  return res, step
+end
+
+return M

@@ -1,0 +1,257 @@
+-- raymond.run: one run of a workflow, as the engine drives it.
+--
+-- A Run object is made by raymond.engine for a new run or a resume and
+-- passed down to everything that works for it: the state kinds, the
+-- executor, the hooks' API.  It holds
+--
+--   run.rec      the record that is saved (raymond.runstate): agents,
+--                options (rec.launch), cost, hook data, status
+--   run.scope    where the states live (raymond.scope)
+--   run.ws       .raymond/ (raymond.workspace)
+--   run.store    where saves go (raymond.runstate.store)
+--   run.hooks    the loaded hook set (raymond.hooks)
+--   run.cwd      the directory raymond was started in
+--   run.environ  the environment children start from
+--   run.record   the debug record (raymond.record), or nil
+--
+-- and what is not saved: whether it failed or stopped, and when it began.
+-- Its methods are the run-wide acts: emit a hook event and act on the
+-- decision, fail, stop, save, log a transition, finish.
+
+local raymond = require("raymond")
+local console = require("raymond.console")
+local events = require("raymond.events")
+local hooks = require("raymond.hooks")
+local runstate = require("raymond.runstate")
+local transition = require("raymond.transition")
+
+local M = {}
+
+local Run = {}
+Run.__index = Run
+
+function M.new(fields)
+  local run = setmetatable(fields, Run)
+  run.t0 = raymond.clock()
+  run.warned = {}
+  return run
+end
+
+function Run:where(agent)
+  return string.format("%s (agent %s)",
+    console.rel(self.rec.workflow .. "/" .. agent.state, self.cwd), agent.id)
+end
+
+function Run:resume_hint()
+  return "fix the cause, then continue with: raymond --resume " .. self.rec.id
+end
+
+-- The event table for hook `name` about `agent` (or the run), with `fields`.
+function Run:event(agent, fields)
+  local rec = self.rec
+  local ev = {
+    run_id = rec.id,
+    workflow = rec.workflow,
+    run = { id = rec.id, data = rec.data, cost_usd = rec.cost or 0, budget_usd = rec.launch.budget },
+  }
+  if agent then
+    ev.agent_id = agent.id
+    ev.state = agent.state
+    ev.agent = { id = agent.id, data = agent.data, state = agent.state, cwd = agent.cwd,
+                 depth = #agent.stack, cost_usd = agent.cost or 0 }
+  end
+  for k, v in pairs(fields or {}) do ev[k] = v end
+  return ev
+end
+
+-- Hooks that can only be told (Error, RunEnd): what they return cannot
+-- change the outcome, and a failure of theirs is a warning.
+function Run:tell(name, agent, fields)
+  if not hooks.handles(self.hooks, name) or not coroutine.isyieldable() then return end
+  local d, err = hooks.emit(self.hooks, name, self:event(agent, fields))
+  if not d then console.warn("%s", err) end
+end
+
+-- RunEnd, once per process.
+function Run:run_end(fields)
+  if self.run_ended or not self.hooks then return end
+  if not coroutine.isyieldable() then return end
+  self.run_ended = true
+  self:tell("RunEnd", nil, fields)
+end
+
+-- Record the run's first fatal error and stop every running state.
+function Run:fail(agent, msg, detail, hint)
+  if self.failed then return end
+  local text = agent and (self:where(agent) .. ": " .. msg) or msg
+  self.failed = text
+  self.rec.status = "failed"
+  self.rec.error = text
+  console.error(text, detail, hint or self:resume_hint())
+  raymond.mark_dirty()
+  raymond.stop()
+  -- Hooks hear of it when we are in a coroutine (not in the flush).
+  self:tell("Error", agent, { error = text })
+  self:run_end({ status = "failed", error = text })
+end
+
+-- End the run cleanly before `agent`'s transition applies; --resume runs
+-- the state again.
+function Run:stop(agent, why)
+  if self.stopped or self.failed then return end
+  self.stopped = why
+  self.rec.status = "stopped"
+  self.rec.error = why
+  raymond.stderr(string.format("raymond: %s%s\n", agent and ("[" .. agent.id .. "] ") or "", why))
+  raymond.mark_dirty()
+  raymond.stop()
+  self:run_end({ status = "stopped", error = why })
+end
+
+-- Emit `name`; returns the merged decision, or nil when a hook failed
+-- (the run then failed) or the run is stopping under it.
+function Run:emit(name, agent, fields)
+  if not hooks.handles(self.hooks, name) then return {} end
+  local d, err = hooks.emit(self.hooks, name, self:event(agent, fields))
+  if not d then
+    -- A hook cut short by a stop has not failed: the run is stopping.
+    if not raymond.stopping() then
+      self:fail(agent, err, nil, "fix the hook, then continue with: raymond --resume " .. self.rec.id)
+    end
+    return nil
+  end
+  raymond.mark_dirty() -- handlers may have changed run.data or agent.data
+  return d
+end
+
+-- A hook's {tag=, target=, ...} goes through the same checks as a tag.
+function Run:hook_transition(d)
+  local t = d.transition
+  local attrs = {}
+  for k, v in pairs(t) do
+    if k ~= "tag" and k ~= "target" and k ~= "payload" then attrs[k] = tostring(v) end
+  end
+  local body = t.tag == "result" and (t.payload or "") or (t.target or "")
+  local tr, err = transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } }, self.scope)
+  if not tr then
+    return nil, string.format("hook %s returned an invalid transition: %s", d.by, err)
+  end
+  return tr
+end
+
+-- Emit `name` and interpret the decision (raymond.events.verdict).
+-- Returns a verdict table:
+--   { kind = "go" }                        carry on
+--   { kind = "block", why = "..." }        refused, with who and why
+--   { kind = "transition", transition = tr }
+--   { kind = "error", msg = "..." }        an invalid transition
+-- or nil when the run stopped or failed (a hook's stop is acted on here).
+-- Fields that set values are copied onto `target`.
+function Run:decide(name, agent, fields, target)
+  local d = self:emit(name, agent, fields)
+  if not d then return nil end
+  local v = events.verdict(d, target)
+  if v == "stop" then
+    self:stop(agent, string.format("stopped by %s: %s", d.by or "a hook", d.stopReason or "a hook stopped the run"))
+    return nil
+  end
+  if v == "block" then
+    return { kind = "block", by = d.by, reason = d.reason,
+             why = string.format("%s: %s", tostring(d.by), d.reason or "(no reason given)") }
+  end
+  if v == "transition" then
+    local tr, err = self:hook_transition(d)
+    if not tr then return { kind = "error", msg = err } end
+    return { kind = "transition", transition = tr }
+  end
+  return { kind = "go" }
+end
+
+-- The PreTransition verdict for `tr`, asked once: a markdown state asks
+-- for it itself, so that a block can re-prompt the model, and the engine
+-- then finds it here.  Nil when the run stopped or failed.
+-- What it sets for the agent (additionalContext) is in verdict.set, for
+-- the engine to apply with the transition.
+function Run:pre_transition(agent, tr)
+  if tr.pre == nil then
+    local set = {}
+    tr.pre = self:decide("PreTransition", agent, { transition = tr }, set) or false
+    if tr.pre then tr.pre.set = set end
+  end
+  return tr.pre or nil
+end
+
+-- Returns true once the run is durable; on failure reports it and stops.
+function Run:save(final)
+  local ok, err = self.store:save(self.rec, final)
+  if ok then return true end
+  if not self.failed then
+    self.failed = "cannot save the run state"
+    local id = self.rec.id
+    local hint = "the saved state still holds the last completed transition; free the disk or fix "
+      .. "permissions, then run: raymond --resume " .. id
+    if err:find("cannot encode", 1, true) then
+      hint = "a hook stored a value JSON cannot hold in run.data or agent.data; fix the hook, "
+        .. "then run: raymond --resume " .. id
+    end
+    console.error("cannot save the run state: " .. err, nil, hint)
+  end
+  raymond.stop()
+  return false
+end
+
+-- The flush the host calls before starting states; it must not raise.
+function Run:flush()
+  local ok, err = pcall(self.save, self)
+  if not ok then self:fail(nil, "cannot save the run state: " .. tostring(err)) end
+end
+
+function Run:log_transition(agent, from, text)
+  console.progress("[%s] %s -> %s", agent.id, from, text)
+  if self.record then self.record:transition(agent.id, from, text) end
+end
+
+-- The run ended because its last agent ended.
+function Run:complete()
+  self.rec.status = "completed"
+  raymond.mark_dirty()
+  self:run_end({ status = "completed", result = self.rec.result })
+end
+
+-- Called after the loop has drained; returns the exit status.
+function Run:finish(crashed, signo)
+  local rec = self.rec
+  local elapsed = raymond.clock() - self.t0
+  if crashed then
+    rec.status = "failed"
+    rec.error = rec.error or "internal error"
+  elseif signo ~= 0 and rec.status == "running" then
+    rec.status = "interrupted"
+  elseif rec.status == "running" and not self.failed then
+    -- No agent is running and none ended the run: the engine lost track.
+    rec.status = "failed"
+    rec.error = "internal error: agents remain but none is running"
+    console.error(rec.error)
+  end
+  local saved = self:save(true)
+  self.scope:close()
+  if self.record then self.record:close() end
+  if not saved then return 1 end
+  if rec.status == "completed" then
+    console.progress("raymond: run %s completed: %d steps in %.2fs", rec.id, rec.steps, elapsed)
+    console.result(rec.result)
+    return 0
+  end
+  if rec.status == "stopped" then
+    console.progress("raymond: run %s stopped; continue with: raymond --resume %s", rec.id, rec.id)
+    return 0
+  end
+  if rec.status == "interrupted" then
+    raymond.stderr(string.format("raymond: run %s interrupted; continue with: raymond --resume %s\n",
+      rec.id, rec.id))
+    return 130
+  end
+  return 1
+end
+
+return M

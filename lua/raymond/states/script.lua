@@ -1,0 +1,81 @@
+-- raymond.states.script: a state that is a bash script.
+--
+-- run(run, agent) lets hooks see the state (PreState), runs the script
+-- through the executor with the agent's input and variables in its
+-- environment, lets hooks see the output (PostState), and decides the
+-- transition from the tags it printed.  See raymond.states for outcomes.
+
+local console = require("raymond.console")
+local executor = require("raymond.executor")
+local states = require("raymond.states")
+local transition = require("raymond.transition")
+
+local M = {}
+
+local STDERR_LINES = 10
+
+-- What a script sees besides raymond's own environment.
+local function script_env(run, agent, file)
+  local env = {}
+  for k, v in pairs(agent.vars) do env[k] = v end
+  env.RAYMOND_WORKFLOW_ID = run.rec.id
+  env.RAYMOND_AGENT_ID = agent.id
+  env.RAYMOND_STATE_DIR = run.scope.dir
+  env.RAYMOND_STATE_FILE = file
+  if agent.input then
+    env.RAYMOND_INPUT = agent.input
+    env.RAYMOND_RESULT = agent.input
+  end
+  return env
+end
+
+-- A hook's verdict as an outcome, or nil to carry on.
+local function hook_outcome(v, blocked)
+  if not v then return states.STOPPED end
+  if v.kind == "transition" then return states.transition(v.transition) end
+  if v.kind == "error" then return states.error(v.msg) end
+  if v.kind == "block" then return states.error(blocked .. v.why) end
+  return nil
+end
+
+-- The outcome of a script that did not end well, or nil.
+local function failure(run, res)
+  if res.killed and not res.timed_out then return states.STOPPED end
+  local stderr = console.tail(res.stderr_tail, STDERR_LINES)
+  if res.spawn_error then return states.error("cannot run the script: " .. res.spawn_error) end
+  if res.timed_out then
+    return states.error(string.format("script produced no output for %g seconds; its process group was killed",
+      run.rec.launch.timeout), stderr,
+      "raise --timeout (0 means no limit) or make the script print progress, then: raymond --resume " .. run.rec.id)
+  end
+  if res.signal then return states.error("script was killed by signal " .. res.signal, stderr) end
+  if res.exit ~= 0 then return states.error("script exited with status " .. res.exit, stderr) end
+  if res.tag_error then return states.error(res.tag_error) end
+  return nil
+end
+
+function M.run(run, agent)
+  local pre = hook_outcome(run:decide("PreState", agent, { kind = "script" }), "blocked by ")
+  if pre then return pre end
+  local file, serr = run.scope:script(agent.state)
+  if not file then return states.error("cannot unpack the workflow archive: " .. serr) end
+  local res, step = executor.run(run, {
+    argv = { "bash", file }, env = script_env(run, agent, file), cwd = agent.cwd,
+    timeout = run.rec.launch.timeout, tags = true, name = agent.id .. "_" .. agent.state,
+  })
+  if step then
+    step:meta({ started_at = res.started_at, duration = res.duration, exit = res.exit, signal = res.signal,
+                timed_out = res.timed_out, killed = res.killed, input = agent.input })
+  end
+  local bad = failure(run, res)
+  if bad then return bad end
+  local post = hook_outcome(run:decide("PostState", agent, {
+    kind = "script", output = res.stdout_tail, exit_code = res.exit, duration = res.duration, cost_usd = 0,
+  }), "blocked by ")
+  if post then return post end
+  local tr, err = transition.decide(res.tags, run.scope)
+  if not tr then return states.error(err, console.tail(res.stdout_tail, 5)) end
+  return states.transition(tr)
+end
+
+return M
