@@ -95,6 +95,9 @@ test_expect_success 'function starts fresh, and its result returns to the caller
 	saw "after state f1 verdict YES" "caller state f1"
 '
 
+# Parallel, proved without a clock: each worker marks that it started,
+# then waits (up to 90 s) until both have, and only then writes both_ITEM.
+# Workers run one after the other would never see each other's mark.
 test_expect_success 'fork workers start fresh and run in parallel' '
 	state START.md <<-\EOS &&
 	dispatch p1
@@ -102,20 +105,17 @@ test_expect_success 'fork workers start fresh and run in parallel' '
 	EOS
 	state W.md <<-\EOS &&
 	worker p1 {{item}}
-	MOCK: bash sleep 2 => <result>worked</result>
+	MOCK: bash touch started_{{item}}; for i in $(seq 900); do [ -e started_a ] && [ -e started_b ] && touch both_{{item}} && break; sleep 0.1; done => <result>worked</result>
 	EOS
 	state DONE.md <<-\EOS &&
 	done p1
 	MOCK: reply <result>all dispatched p1</result>
 	EOS
-	start=$(date +%s) &&
 	raymond wf --quiet --dangerously-skip-permissions >out &&
-	elapsed=$(( $(date +%s) - start )) &&
 	same "$(cat out)" "all dispatched p1" &&
 	same "$(history_of "worker p1 a")" 0 &&
 	same "$(history_of "worker p1 b")" 0 &&
-	echo "elapsed ${elapsed}s" &&
-	test "$elapsed" -lt 7
+	test -e both_a && test -e both_b
 '
 
 test_expect_success 'a reply without an allowed tag is re-prompted with a reminder in the same session' '
@@ -179,17 +179,20 @@ test_expect_success 'a usage limit pauses the run until it resets' '
 	test "$elapsed" -ge 2
 '
 
+# The hang lasts 120 s: a turn waited out instead of stopped after 3 s
+# could not finish under the 100 s ceiling, which a busy machine needs.
 test_expect_success 'a turn silent for the inactivity limit is stopped and retried' '
 	state START.md <<-\EOS &&
 	slow t1
-	MOCK: hang 20 || reply <result>woke t1</result>
+	MOCK: hang 120 || reply <result>woke t1</result>
 	EOS
 	start=$(date +%s) &&
-	raymond wf --timeout 3 >out 2>err &&
+	raymond wf --timeout 3 >out 2>err || { cat err; false; } &&
 	elapsed=$(( $(date +%s) - start )) &&
 	same "$(cat out)" "woke t1" &&
 	grep -q "no output" err &&
-	test "$elapsed" -lt 15
+	echo "elapsed ${elapsed}s" &&
+	test "$elapsed" -lt 100
 '
 
 test_expect_success 'the Bash tool runs in the agent directory: a file is created' '
