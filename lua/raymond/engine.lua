@@ -129,7 +129,9 @@ local function base_environ()
   return env
 end
 
--- The run object around record `rec`, with its hooks loaded.
+-- The run object around record `rec`, with its hooks loaded.  When the
+-- hooks cannot be loaded, the run object comes back as a third value, so
+-- a new run can be saved for --resume once the hook is fixed.
 local function open_run(opts, ws, rec, scope)
   local run = Run.new({
     ws = ws, rec = rec, scope = scope, cwd = opts.cwd, environ = base_environ(),
@@ -145,9 +147,9 @@ local function open_run(opts, ws, rec, scope)
   raymond.set_flush(function() run:flush() end)
   if scope.kind == "zip" then scope.workdir = ws.root .. "/extract/" .. rec.id end
   local files, ferr = hooks.discover(scope, rec.launch)
-  if not files then return nil, ferr end
+  if not files then return nil, ferr, run end
   local set, herr = hooks.load(files, hookapi.new(run))
-  if not set then return nil, herr end
+  if not set then return nil, herr, run end
   run.hooks = set
   return run
 end
@@ -199,8 +201,15 @@ function M.start(opts)
   rec.sha256 = scope.sha256
   rec.agents[1] = { id = "main", state = entry, stack = {}, cwd = opts.cwd,
                     input = opts.input, vars = {}, data = {} }
-  local run, rerr = open_run(opts, ws, rec, scope)
-  if not run then return nil, { msg = rerr } end
+  local run, rerr, half = open_run(opts, ws, rec, scope)
+  if not run then
+    if not half then return nil, { msg = rerr } end
+    -- Saved as failed, the run can go on once the hook file is fixed.
+    rec.status, rec.error = "failed", rerr
+    half:save(true)
+    workspace.unlock(ws, id)
+    return nil, { msg = rerr, hint = "fix the hook, then continue with: raymond --resume " .. id }
+  end
   console.progress("raymond: run %s: %s (entry %s)", id, console.rel(scope.path, opts.cwd), entry)
   start_agents(run, "RunStart")
   return run

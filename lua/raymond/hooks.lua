@@ -129,9 +129,14 @@ local function room(api)
 end
 
 -- A plain copy of a table hook code returned, read raw (no metamethod
--- runs); nested tables to `depth` levels, other values as they are.
+-- runs); nested tables to `depth` levels, other values as they are.  A
+-- table with a metatable is refused: its meaning would depend on code
+-- the engine will not run.
 local function plain(t, depth)
   if type(t) ~= "table" then return t end
+  if debug.getmetatable(t) ~= nil then
+    error("a hook must return plain tables; this one has a metatable", 3)
+  end
   local c = {}
   local k, v = next(t)
   while k ~= nil do
