@@ -253,16 +253,14 @@ api_append_file(lua_State *L)
 	size_t len;
 	const char *data = luaL_checklstring(L, 2, &len);
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	ssize_t w;
+	int e;
 
 	if (fd < 0)
 		return fail_errno(L, "open", path);
-	w = write(fd, data, len);
-	if (w < 0 || (size_t)w != len) {
-		int e = errno;
-
+	if (ray_write_all(fd, data, len) < 0) {
+		e = errno;
 		close(fd);
-		errno = w < 0 ? e : ENOSPC;
+		errno = e;
 		return fail_errno(L, "append to", path);
 	}
 	close(fd);
