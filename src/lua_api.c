@@ -244,7 +244,7 @@ api_journal_append(lua_State *L)
 	return 1;
 }
 
-/* journal:close(); also what the garbage collector does */
+/* journal:close(); also the journal's __close and __gc */
 static int
 api_journal_close(lua_State *L)
 {
@@ -278,6 +278,7 @@ api_journal_read(lua_State *L)
 static const luaL_Reg journal_methods[] = {
 	{ "append", api_journal_append },
 	{ "close", api_journal_close },
+	{ "__close", api_journal_close },
 	{ "__gc", api_journal_close },
 	{ NULL, NULL },
 };
