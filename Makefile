@@ -8,7 +8,7 @@
 
 CC      ?= cc
 BUILD   ?= build
-PKGS    := lua5.4 lua5.4-cjson yaml-0.1 libuv libzip
+PKGS    := lua5.4 lua5.4-cjson yaml-0.1 libuv libzip libcrypto
 SAN     ?=
 OPT     ?= -O2
 

@@ -715,25 +715,6 @@ ends_with(const char *s, const char *suffix)
 	return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0)
-			errno = EIO;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 ray_archive_extract(struct ray_archive *a, const char *dir,
     struct ray_err *err)
@@ -763,7 +744,7 @@ ray_archive_extract(struct ray_archive *a, const char *dir,
 			goto out;
 		}
 		made = i + 1;
-		if (write_all(fd, data, len) < 0) {
+		if (ray_write_all(fd, data, len) < 0) {
 			rc = ray_err_sys(err, "cannot write '%s/%s'", dir, shown);
 			goto out;
 		}

@@ -39,7 +39,12 @@
  *
  * The file is opened once: the bytes hashed are the bytes libzip reads,
  * even if the path is replaced meanwhile.  The archive keeps that
- * descriptor (close-on-exec) until ray_archive_close().
+ * descriptor (close-on-exec) until ray_archive_close(), so a caller that
+ * keeps the archive open for a whole run reads the file it hashed however
+ * often it reads.  Only a file rewritten in place (the same inode) can
+ * change under it; libzip read the central directory, with each entry's
+ * CRC-32 and size, at open, so reading an entry whose bytes changed fails
+ * with RAY_EIO rather than giving other data.
  *
  * Errors: functions return 0 or a negative code and fill `err` with a
  * message naming the archive and, where there is one, the offending entry.

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 /*
- * POSIX leaves read(2) and write(2) of more than SSIZE_MAX bytes undefined,
- * and Linux stops short of 2 GiB anyway, so large buffers go in chunks.
+ * POSIX leaves read(2) of more than SSIZE_MAX bytes undefined, and Linux
+ * stops short of 2 GiB anyway, so large buffers are read in chunks.
  */
 #define IO_CHUNK ((size_t)1 << 30)
 
@@ -55,11 +55,8 @@ int
 ray_atomicfile_write(const char *path, const void *data, size_t len,
     struct ray_err *err)
 {
-	const char *p = data;
 	char *lock = lock_path(path);
-	size_t off = 0, chunk;
-	ssize_t n;
-	int fd = -1, created = 0, rc = 0, saved;
+	int fd = -1, created = 0, rc = 0, saved, n;
 
 	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -78,23 +75,9 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 	/* From here on a failure must not leave our lock file behind. */
 	created = 1;
 
-	while (off < len) {
-		chunk = len - off < IO_CHUNK ? len - off : IO_CHUNK;
-		n = write(fd, p + off, chunk);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0) {
-			/*
-			 * A regular file never accepts zero bytes of a
-			 * non-empty write; retrying would spin forever.
-			 */
-			errno = EIO;
-		}
-		if (n <= 0) {
-			rc = ray_err_sys(err, "cannot write '%s'", lock);
-			goto out;
-		}
-		off += (size_t)n;
+	if (ray_write_all(fd, data, len) < 0) {
+		rc = ray_err_sys(err, "cannot write '%s'", lock);
+		goto out;
 	}
 
 	/* Without this the rename could reach the disk before the data. */

@@ -9,6 +9,11 @@
  * walking its anchored node's events again, which makes a fresh copy and
  * lets the value count stop alias bombs.  Keeping the events means every
  * error, in either pass, can name the line it is about.
+ *
+ * Any push may raise a Lua error (out of memory), so everything malloc'd
+ * (the parser, the events, the line index) hangs off a to-be-closed
+ * userdata: an error unwinding the stack frees it, and so does the
+ * normal end.
  */
 #include "frontmatter.h"
 
@@ -28,46 +33,80 @@ struct reader {
 	yaml_event_t *ev;	/* the events of the stream, in order */
 	size_t *target;		/* for an alias event, its node's first event */
 	size_t n, cap;
+	size_t *lf;		/* the character index of each LF, ascending */
+	size_t nlf;
+	int lines_ready;	/* lf and nlf are filled in */
 	long nodes;		/* values pushed so far, aliases expanded */
 	int first_line;		/* the file line on which the YAML starts */
 	struct ray_err *err;
+	yaml_parser_t parser;
+	int parser_ready;	/* yaml_parser_initialize() succeeded */
 };
 
+/* The metatable of the userdata that holds a struct reader. */
+#define READER_MT "raymond.frontmatter.reader"
+
 /*
- * The file line of the YAML's character number `index` (counted from 0, as
- * libyaml counts, in characters).  libyaml's own line numbers also take a
- * CR without LF, U+0085, U+2028 and U+2029 as line breaks, which editors
- * showing the file may not, so only LF counts here.
+ * Index the character positions (as libyaml counts them: one per UTF-8
+ * character) of the LFs, once, so each line lookup is a binary search
+ * rather than a scan of the text.
  */
-static unsigned long long
-line_of(const struct reader *r, size_t index)
+static void
+index_lines(struct reader *r)
 {
-	unsigned long long line = 0;
-	size_t i, chars = 0;
+	size_t i, chars = 0, cap = 0;
 
 	for (i = 0; i < r->len; i++) {
 		unsigned char c = (unsigned char)r->yaml[i];
 
-		if ((c & 0xC0) != 0x80) {	/* the first byte of a character */
-			if (chars == index)
-				break;
-			chars++;
+		if ((c & 0xC0) == 0x80)
+			continue;	/* not the first byte of a character */
+		if (c == '\n') {
+			if (r->nlf == cap) {
+				cap = cap ? cap * 2 : 256;
+				r->lf = xrealloc(r->lf, cap * sizeof(*r->lf));
+			}
+			r->lf[r->nlf++] = chars;
 		}
-		if (c == '\n')
-			line++;
+		chars++;
 	}
-	return line + (unsigned long long)r->first_line;
+	r->lines_ready = 1;
+}
+
+/*
+ * The file line of the YAML's character number `index` (counted from 0, as
+ * libyaml counts, in characters): one more for each LF before it.
+ * libyaml's own line numbers also take a CR without LF, U+0085, U+2028 and
+ * U+2029 as line breaks, which editors showing the file may not, so only
+ * LF counts here.
+ */
+static unsigned long long
+line_of(struct reader *r, size_t index)
+{
+	size_t lo = 0, hi, mid;
+
+	if (!r->lines_ready)
+		index_lines(r);
+	hi = r->nlf;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (r->lf[mid] < index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (unsigned long long)lo + (unsigned long long)r->first_line;
 }
 
 /* The file line of a libyaml mark. */
 static unsigned long long
-file_line(const struct reader *r, yaml_mark_t mark)
+file_line(struct reader *r, yaml_mark_t mark)
 {
 	return line_of(r, mark.index);
 }
 
 static int
-fail_at(const struct reader *r, yaml_mark_t mark, const char *what)
+fail_at(struct reader *r, yaml_mark_t mark, const char *what)
 {
 	return ray_err_set(r->err, RAY_EINVAL, "frontmatter line %llu: %s",
 	    file_line(r, mark), what);
@@ -82,7 +121,7 @@ too_large(const struct reader *r)
 }
 
 static int
-too_deep(const struct reader *r, yaml_mark_t mark)
+too_deep(struct reader *r, yaml_mark_t mark)
 {
 	char what[64];
 
@@ -92,7 +131,7 @@ too_deep(const struct reader *r, yaml_mark_t mark)
 
 /* Report what libyaml could not parse. */
 static int
-parse_error(const struct reader *r, const yaml_parser_t *p)
+parse_error(struct reader *r, const yaml_parser_t *p)
 {
 	yaml_mark_t mark = p->problem_mark;
 	const char *problem = p->problem ? p->problem : "the YAML cannot be parsed";
@@ -448,44 +487,83 @@ push_root(struct reader *r)
 	    "starts %s", file_line(r, e->start_mark), what);
 }
 
+/* Free what the reader holds; safe to call again. */
+static void
+reader_free(struct reader *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		yaml_event_delete(&r->ev[i]);
+	r->n = 0;
+	free(r->ev);
+	r->ev = NULL;
+	free(r->target);
+	r->target = NULL;
+	free(r->lf);
+	r->lf = NULL;
+	if (r->parser_ready)
+		yaml_parser_delete(&r->parser);
+	r->parser_ready = 0;
+}
+
+/* __gc and __close of the reader's userdata. */
+static int
+reader_gc(lua_State *L)
+{
+	reader_free(luaL_checkudata(L, 1, READER_MT));
+	return 0;
+}
+
 int
 ray_frontmatter_push(lua_State *L, const char *yaml, size_t len,
     int first_line, struct ray_err *err)
 {
-	struct reader r;
-	yaml_parser_t parser;
-	int top = lua_gettop(L);
+	struct reader *r;
+	int top = lua_gettop(L), box;
 	int rc = 0;
-	size_t i;
 
-	memset(&r, 0, sizeof(r));
-	r.L = L;
-	r.yaml = yaml;
-	r.len = len;
-	r.first_line = first_line;
-	r.err = err;
 	if (!lua_checkstack(L, 8))
 		return ray_err_set(err, RAY_EINVAL, "frontmatter: the Lua stack is full");
-	if (!yaml_parser_initialize(&parser))
-		return ray_err_set(err, RAY_EINVAL,
+	r = lua_newuserdatauv(L, sizeof(*r), 0);
+	memset(r, 0, sizeof(*r));
+	if (luaL_newmetatable(L, READER_MT)) {
+		lua_pushcfunction(L, reader_gc);
+		lua_setfield(L, -2, "__gc");
+		lua_pushcfunction(L, reader_gc);
+		lua_setfield(L, -2, "__close");
+	}
+	lua_setmetatable(L, -2);
+	box = lua_gettop(L);
+	lua_toclose(L, box);
+
+	r->L = L;
+	r->yaml = yaml;
+	r->len = len;
+	r->first_line = first_line;
+	r->err = err;
+	if (!yaml_parser_initialize(&r->parser)) {
+		rc = ray_err_set(err, RAY_EINVAL,
 		    "frontmatter: out of memory while parsing the YAML");
-	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+		goto out;
+	}
+	r->parser_ready = 1;
+	yaml_parser_set_input_string(&r->parser, (const unsigned char *)yaml, len);
 
 	lua_newtable(L);	/* anchors, for the first pass */
-	rc = read_events(&r, &parser);
-	lua_settop(L, top);
+	rc = read_events(r, &r->parser);
+	lua_settop(L, box);
 	if (rc < 0)
 		goto out;
-	rc = push_root(&r);
-	if (rc < 0)
-		lua_settop(L, top);
+	rc = push_root(r);
 
 out:
-	for (i = 0; i < r.n; i++)
-		yaml_event_delete(&r.ev[i]);
-	free(r.ev);
-	free(r.target);
-	yaml_parser_delete(&parser);
+	/* The result, if any, is above the box: free, then drop the box. */
+	lua_closeslot(L, box);
+	if (rc < 0)
+		lua_settop(L, top);
+	else
+		lua_remove(L, box);
 	return rc;
 }
 

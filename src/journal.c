@@ -89,19 +89,13 @@ zero_fill(int fd, size_t from, size_t to)
 {
 	static const char zeros[ZERO_CHUNK];
 	size_t n;
-	ssize_t w;
 
 	if (from < to && lseek(fd, (off_t)from, SEEK_SET) < 0)
 		return -errno;
-	for (; from < to; from += (size_t)w) {
+	for (; from < to; from += n) {
 		n = to - from < ZERO_CHUNK ? to - from : ZERO_CHUNK;
-		w = write(fd, zeros, n);
-		if (w < 0 && errno == EINTR) {
-			w = 0;
-			continue;
-		}
-		if (w <= 0)
-			return w == 0 ? -EIO : -errno;
+		if (ray_write_all(fd, zeros, n) < 0)
+			return -errno;
 	}
 	return 0;
 }

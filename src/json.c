@@ -2,6 +2,7 @@
  * json.c - encode a Lua value as JSON, exactly (see json.h).
  */
 #include "json.h"
+#include "buf.h"
 
 #include <lauxlib.h>
 #include <math.h>
@@ -10,6 +11,9 @@
 #include <string.h>
 
 #define MAX_DEPTH 64
+
+/* The metatable of the userdata that holds the output buffer. */
+#define BUF_MT "raymond.json.buf"
 
 /* The path to the value being encoded, for error messages. */
 struct path {
@@ -143,31 +147,50 @@ cmp_keys(const void *a, const void *b)
 static int encode(lua_State *L, int idx, struct ray_buf *out, struct path *p,
     struct ray_err *err);
 
-static int
-put_object(lua_State *L, int idx, struct ray_buf *out, struct path *p,
-    struct ray_err *err)
+/*
+ * Check the keys of the table at idx and count them; returns the count, or
+ * -1 after filling `err` if one is neither a string nor a whole number.
+ */
+static long
+count_keys(lua_State *L, int idx, const struct path *p, struct ray_err *err)
 {
-	struct key *keys = NULL;
-	size_t n = 0, cap = 0, i;
-	int r = 0;
+	long n = 0;
 
-	/*
-	 * Collect the keys.  A string key's text stays alive in the table; an
-	 * integer key's digits are made on a copy kept in a holder table.
-	 */
-	lua_newtable(L);	/* holder */
 	lua_pushnil(L);
 	while (lua_next(L, idx) != 0) {
 		lua_pop(L, 1);
 		if (lua_type(L, -1) != LUA_TSTRING && !lua_isinteger(L, -1)) {
-			lua_pop(L, 2);
-			free(keys);
-			return fail(p, err, "has a key that is neither a string nor a whole number");
+			lua_pop(L, 1);
+			fail(p, err, "has a key that is neither a string nor a whole number");
+			return -1;
 		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			keys = xrealloc(keys, cap * sizeof(*keys));
-		}
+		n++;
+	}
+	return n;
+}
+
+static int
+put_object(lua_State *L, int idx, struct ray_buf *out, struct path *p,
+    struct ray_err *err)
+{
+	long count = count_keys(L, idx, p, err);
+	struct key *keys;
+	size_t n = 0, i;
+	int r = 0;
+
+	if (count < 0)
+		return RAY_EINVAL;
+	/*
+	 * The keys live in Lua memory, so an error raised while they are in
+	 * use leaves nothing to free.  A string key's text stays alive in the
+	 * table; an integer key's digits are made on a copy kept in a holder
+	 * table.
+	 */
+	keys = lua_newuserdatauv(L, (size_t)count * sizeof(*keys), 0);
+	lua_newtable(L);	/* holder */
+	lua_pushnil(L);
+	while (lua_next(L, idx) != 0) {
+		lua_pop(L, 1);
 		keys[n].is_int = lua_type(L, -1) != LUA_TSTRING;
 		if (keys[n].is_int) {
 			keys[n].ival = lua_tointeger(L, -1);
@@ -198,8 +221,7 @@ put_object(lua_State *L, int idx, struct ray_buf *out, struct path *p,
 		p->depth--;
 		lua_pop(L, 1);
 	}
-	lua_pop(L, 1);		/* holder */
-	free(keys);
+	lua_pop(L, 2);		/* holder, keys */
 	ray_buf_addc(out, '}');
 	return r;
 }
@@ -267,15 +289,49 @@ encode(lua_State *L, int idx, struct ray_buf *out, struct path *p,
 	    luaL_typename(L, idx)));
 }
 
-int
-ray_json_encode(lua_State *L, int idx, struct ray_buf *out, struct ray_err *err)
+/* __gc and __close of the userdata holding the output buffer. */
+static int
+buf_gc(lua_State *L)
 {
+	ray_buf_release(luaL_checkudata(L, 1, BUF_MT));
+	return 0;
+}
+
+int
+ray_json_encode(lua_State *L, int idx, struct ray_err *err)
+{
+	struct ray_buf *out;
 	struct path p;
-	int top = lua_gettop(L);
-	int r;
+	int top, box, r;
+
+	idx = lua_absindex(L, idx);
+	top = lua_gettop(L);
+	/*
+	 * The buffer grows with malloc, and any Lua call below may raise, so
+	 * it hangs off a to-be-closed userdata that an error unwinding the
+	 * stack frees.
+	 */
+	out = lua_newuserdatauv(L, sizeof(*out), 0);
+	memset(out, 0, sizeof(*out));
+	if (luaL_newmetatable(L, BUF_MT)) {
+		lua_pushcfunction(L, buf_gc);
+		lua_setfield(L, -2, "__gc");
+		lua_pushcfunction(L, buf_gc);
+		lua_setfield(L, -2, "__close");
+	}
+	lua_setmetatable(L, -2);
+	box = lua_gettop(L);
+	lua_toclose(L, box);
 
 	p.depth = 0;
-	r = encode(L, lua_absindex(L, idx), out, &p, err);
-	lua_settop(L, top);
+	r = encode(L, idx, out, &p, err);
+	lua_settop(L, box);
+	if (r == 0)
+		lua_pushlstring(L, ray_buf_str(out), out->len);
+	lua_closeslot(L, box);
+	if (r == 0)
+		lua_remove(L, box);
+	else
+		lua_settop(L, top);
 	return r;
 }

@@ -24,11 +24,13 @@
 
 #include <lua.h>
 
-#include "buf.h"
 #include "ray.h"
 
-/* Append the JSON for the value at `idx` to `out`. */
-int ray_json_encode(lua_State *L, int idx, struct ray_buf *out,
-    struct ray_err *err);
+/*
+ * Push the JSON text for the value at `idx`; on an error above push
+ * nothing.  Like any Lua API call this may raise (out of memory); what it
+ * allocated is then freed as the error unwinds the stack.
+ */
+int ray_json_encode(lua_State *L, int idx, struct ray_err *err);
 
 #endif

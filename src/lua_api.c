@@ -5,6 +5,13 @@
  * Convention (as in Lua's io library): misuse raises; an operational
  * failure returns nil and a message that names the path and the reason.
  * Scheduling functions (go, spawn, sleep, ...) live in lua_sched.c.
+ *
+ * Any Lua call may raise (out of memory, at the least), and a raise
+ * unwinds past the C code without returning to it.  So no function here
+ * holds malloc'd memory, a descriptor or a library handle across a Lua
+ * call unless a userdata owns it: a box (below) that frees it when the
+ * function returns or an error unwinds it, or an object such as a
+ * journal or an archive whose __gc closes it.
  */
 #include "lua_priv.h"
 #include "archive.h"
@@ -66,41 +73,77 @@ fail_err(lua_State *L, const struct ray_err *err)
 	return 3;
 }
 
+#define BOX_MT "raymond.box"
+
+/*
+ * A box owns one C resource for the length of a call: box_push() pushes
+ * it as a to-be-closed userdata, the caller puts the resource in it, and
+ * Lua frees it with the box's function when the C function returns or an
+ * error unwinds its stack, whichever comes first.  The box is pushed
+ * before the resource is made, so failing to push it leaks nothing.
+ */
+struct box {
+	void *p;
+	void (*free)(void *);
+};
+
+static struct box *
+box_push(lua_State *L, void (*fn)(void *))
+{
+	struct box *b = lua_newuserdatauv(L, sizeof(*b), 0);
+
+	b->p = NULL;
+	b->free = fn;
+	luaL_setmetatable(L, BOX_MT);
+	lua_toclose(L, -1);
+	return b;
+}
+
+/* The box's __close and __gc. */
+static int
+box_close(lua_State *L)
+{
+	struct box *b = luaL_checkudata(L, 1, BOX_MT);
+
+	if (b->p != NULL)
+		b->free(b->p);
+	b->p = NULL;
+	return 0;
+}
+
+static void
+free_tagparse(void *p)
+{
+	ray_tagparse_free(p);
+}
+
 /* raymond.parse_tags(text) -> tags | nil, message */
 static int
 api_parse_tags(lua_State *L)
 {
 	size_t len;
 	const char *text = luaL_checklstring(L, 1, &len);
+	struct box *b = box_push(L, free_tagparse);
 	struct ray_tagparse *tp = ray_tagparse_new(NULL, NULL);
 	struct ray_err err;
-	int n;
 
+	b->p = tp;
 	if (ray_tagparse_feed(tp, text, len, &err) < 0 ||
-	    ray_tagparse_finish(tp, &err) < 0) {
-		n = fail(L, "%s", err.msg);
-	} else {
-		ray__push_tags(L, tp);
-		n = 1;
-	}
-	ray_tagparse_free(tp);
-	return n;
+	    ray_tagparse_finish(tp, &err) < 0)
+		return fail(L, "%s", err.msg);
+	ray__push_tags(L, tp);
+	return 1;
 }
 
 /* raymond.json_encode(value) -> text | nil, message (see json.h) */
 static int
 api_json_encode(lua_State *L)
 {
-	struct ray_buf b = RAY_BUF_INIT;
 	struct ray_err err;
 
 	luaL_checkany(L, 1);
-	if (ray_json_encode(L, 1, &b, &err) < 0) {
-		ray_buf_release(&b);
+	if (ray_json_encode(L, 1, &err) < 0)
 		return fail(L, "%s", err.msg);
-	}
-	lua_pushlstring(L, ray_buf_str(&b), b.len);
-	ray_buf_release(&b);
 	return 1;
 }
 
@@ -109,14 +152,15 @@ static int
 api_read_file(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
+	struct box *b = box_push(L, free);
 	struct ray_err err;
 	char *data;
 	size_t len;
 
 	if (ray_atomicfile_read(path, &data, &len, &err) < 0)
 		return fail(L, "%s", err.msg);
+	b->p = data;
 	lua_pushlstring(L, data, len);
-	free(data);
 	return 1;
 }
 
@@ -200,7 +244,7 @@ api_journal_append(lua_State *L)
 	return 1;
 }
 
-/* journal:close(); also what the garbage collector does */
+/* journal:close(); also the journal's __close and __gc */
 static int
 api_journal_close(lua_State *L)
 {
@@ -216,23 +260,25 @@ static int
 api_journal_read(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
+	struct box *b = box_push(L, free);
 	struct ray_err err;
 	char *data;
 	size_t len;
 
 	if (ray_journal_read(path, &data, &len, &err) < 0)
 		return fail_err(L, &err);
+	b->p = data;
 	if (data == NULL)
 		lua_pushboolean(L, 0);
 	else
 		lua_pushlstring(L, data, len);
-	free(data);
 	return 1;
 }
 
 static const luaL_Reg journal_methods[] = {
 	{ "append", api_journal_append },
 	{ "close", api_journal_close },
+	{ "__close", api_journal_close },
 	{ "__gc", api_journal_close },
 	{ NULL, NULL },
 };
@@ -253,16 +299,14 @@ api_append_file(lua_State *L)
 	size_t len;
 	const char *data = luaL_checklstring(L, 2, &len);
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	ssize_t w;
+	int e;
 
 	if (fd < 0)
 		return fail_errno(L, "open", path);
-	w = write(fd, data, len);
-	if (w < 0 || (size_t)w != len) {
-		int e = errno;
-
+	if (ray_write_all(fd, data, len) < 0) {
+		e = errno;
 		close(fd);
-		errno = w < 0 ? e : ENOSPC;
+		errno = e;
 		return fail_errno(L, "append to", path);
 	}
 	close(fd);
@@ -294,12 +338,13 @@ static int
 api_realpath(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
+	struct box *b = box_push(L, free);
 	char *r = realpath(path, NULL);
 
 	if (r == NULL)
 		return fail_errno(L, "resolve", path);
+	b->p = r;
 	lua_pushstring(L, r);
-	free(r);
 	return 1;
 }
 
@@ -309,37 +354,57 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The names listdir() collects, owned by a box while they are pushed. */
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static void
+free_names(void *p)
+{
+	struct names *ns = p;
+	size_t i;
+
+	for (i = 0; i < ns->n; i++)
+		free(ns->v[i]);
+	free(ns->v);
+	free(ns);
+}
+
 /* raymond.listdir(path) -> sorted names (no . or ..) | nil, message */
 static int
 api_listdir(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
-	DIR *d = opendir(path);
+	struct box *b = box_push(L, free_names);
+	struct names *ns;
 	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0, cap = 0, i;
+	DIR *d;
+	size_t i;
 
+	d = opendir(path);
 	if (d == NULL)
 		return fail_errno(L, "list", path);
+	ns = xcalloc(1, sizeof(*ns));
+	b->p = ns;
 	while ((e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			names = xrealloc(names, cap * sizeof(*names));
+		if (ns->n == ns->cap) {
+			ns->cap = ns->cap ? ns->cap * 2 : 32;
+			ns->v = xrealloc(ns->v, ns->cap * sizeof(*ns->v));
 		}
-		names[n++] = xstrdup(e->d_name);
+		ns->v[ns->n++] = xstrdup(e->d_name);
 	}
 	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
-	lua_createtable(L, (int)n, 0);
-	for (i = 0; i < n; i++) {
-		lua_pushstring(L, names[i]);
+	if (ns->n)
+		qsort(ns->v, ns->n, sizeof(*ns->v), cmp_str);
+	lua_createtable(L, (int)ns->n, 0);
+	for (i = 0; i < ns->n; i++) {
+		lua_pushstring(L, ns->v[i]);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
-		free(names[i]);
 	}
-	free(names);
 	return 1;
 }
 
@@ -567,88 +632,138 @@ api_sha256_file(lua_State *L)
 	return 1;
 }
 
+#define ARCHIVE_MT "raymond.archive"
+
+static struct ray_archive **
+check_archive(lua_State *L)
+{
+	struct ray_archive **ap = luaL_checkudata(L, 1, ARCHIVE_MT);
+
+	if (*ap == NULL)
+		luaL_argerror(L, 1, "the archive is closed");
+	return ap;
+}
+
 /*
- * raymond.zip_open(path) -> { sha256 = hex, files = { NAME = true, ... } }
- * | nil, message
+ * raymond.zip_open(path) -> archive | nil, message, code
  *
- * Validates the archive (hash in the name, entry names, layout: see
- * archive.h) and lists its files by bare name.  The archive is closed
- * before anything is pushed, so a Lua error cannot leak its descriptor.
+ * Opens, hashes and validates the archive once (hash in the name, entry
+ * names, layout: see archive.h).  The object keeps the open descriptor
+ * and has the fields `path`, `sha256` (64 hex digits) and `files`
+ * ({NAME = true, ...} by bare name), and the methods below.  The
+ * archive is owned by the userdata from the moment it is opened, so an
+ * error while the fields are made cannot leak it.
  */
 static int
 api_zip_open(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
-	struct ray_archive *a;
+	struct ray_archive **ap;
 	struct ray_err err;
-	char **names, hex[65];
 	size_t i, n;
 
-	if (ray_archive_open(path, &a, &err) < 0)
+	ap = lua_newuserdatauv(L, sizeof(*ap), 1);
+	*ap = NULL;
+	luaL_setmetatable(L, ARCHIVE_MT);
+	if (ray_archive_open(path, ap, &err) < 0)
 		return fail_err(L, &err);
-	n = ray_archive_count(a);
-	names = xcalloc(n, sizeof(*names));
-	for (i = 0; i < n; i++)
-		names[i] = xstrdup(ray_archive_name(a, i));
-	memcpy(hex, ray_archive_sha256(a), sizeof(hex));
-	ray_archive_close(a);
 
-	lua_createtable(L, 0, 2);
-	lua_pushstring(L, hex);
+	n = ray_archive_count(*ap);
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, path);
+	lua_setfield(L, -2, "path");
+	lua_pushstring(L, ray_archive_sha256(*ap));
 	lua_setfield(L, -2, "sha256");
 	lua_createtable(L, 0, (int)n);
 	for (i = 0; i < n; i++) {
 		lua_pushboolean(L, 1);
-		lua_setfield(L, -2, names[i]);
-		free(names[i]);
+		lua_setfield(L, -2, ray_archive_name(*ap, i));
 	}
-	free(names);
 	lua_setfield(L, -2, "files");
+	lua_setiuservalue(L, -2, 1);
 	return 1;
 }
 
-/* raymond.zip_read(path, name) -> data | nil, message (name is bare) */
+/*
+ * archive.path, archive.sha256, archive.files: from the table kept with
+ * the userdata; the methods from the metatable's `methods`.  Both stay
+ * readable after close().
+ */
 static int
-api_zip_read(lua_State *L)
+api_archive_index(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	luaL_checkudata(L, 1, ARCHIVE_MT);
+	lua_getiuservalue(L, 1, 1);
+	if (lua_istable(L, -1)) {
+		lua_pushvalue(L, 2);
+		if (lua_rawget(L, -2) != LUA_TNIL)
+			return 1;
+	}
+	lua_settop(L, 2);
+	lua_getmetatable(L, 1);
+	lua_getfield(L, -1, "methods");
+	lua_pushvalue(L, 2);
+	lua_rawget(L, -2);
+	return 1;
+}
+
+/* archive:read(name) -> data | nil, message, code (name is bare) */
+static int
+api_archive_read(lua_State *L)
+{
+	struct ray_archive **ap = check_archive(L);
 	const char *name = luaL_checkstring(L, 2);
-	struct ray_archive *a;
+	struct box *b = box_push(L, free);
 	struct ray_err err;
 	char *data;
 	size_t len;
-	int rc;
 
-	if (ray_archive_open(path, &a, &err) < 0)
+	if (ray_archive_read(*ap, name, &data, &len, &err) < 0)
 		return fail_err(L, &err);
-	rc = ray_archive_read(a, name, &data, &len, &err);
-	ray_archive_close(a);
-	if (rc < 0)
-		return fail_err(L, &err);
+	b->p = data;
 	lua_pushlstring(L, data, len);
-	free(data);
 	return 1;
 }
 
-/* raymond.zip_extract(path, dir) -> true | nil, message (dir must exist) */
+/* archive:extract(dir) -> true | nil, message, code (dir must exist) */
 static int
-api_zip_extract(lua_State *L)
+api_archive_extract(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	struct ray_archive **ap = check_archive(L);
 	const char *dir = luaL_checkstring(L, 2);
-	struct ray_archive *a;
 	struct ray_err err;
-	int rc;
 
-	if (ray_archive_open(path, &a, &err) < 0)
-		return fail_err(L, &err);
-	rc = ray_archive_extract(a, dir, &err);
-	ray_archive_close(a);
-	if (rc < 0)
+	if (ray_archive_extract(*ap, dir, &err) < 0)
 		return fail_err(L, &err);
 	lua_pushboolean(L, 1);
 	return 1;
 }
+
+/* archive:close(); also the archive's __close and __gc; closing twice is
+ * harmless. */
+static int
+api_archive_close(lua_State *L)
+{
+	struct ray_archive **ap = luaL_checkudata(L, 1, ARCHIVE_MT);
+
+	ray_archive_close(*ap);
+	*ap = NULL;
+	return 0;
+}
+
+static const luaL_Reg archive_methods[] = {
+	{ "read", api_archive_read },
+	{ "extract", api_archive_extract },
+	{ "close", api_archive_close },
+	{ NULL, NULL },
+};
+
+static const luaL_Reg archive_meta[] = {
+	{ "__index", api_archive_index },
+	{ "__close", api_archive_close },
+	{ "__gc", api_archive_close },
+	{ NULL, NULL },
+};
 
 /*
  * raymond.mkdtemp(prefix) -> path | nil, message
@@ -813,8 +928,6 @@ static const luaL_Reg api_funcs[] = {
 	{ "embedded", api_embedded },
 	{ "sha256_file", api_sha256_file },
 	{ "zip_open", api_zip_open },
-	{ "zip_read", api_zip_read },
-	{ "zip_extract", api_zip_extract },
 	{ "mkdtemp", api_mkdtemp },
 	{ "rmtree", api_rmtree },
 	{ NULL, NULL },
@@ -827,6 +940,17 @@ ray__api_register(lua_State *L, struct ray_host *h)
 	lua_pushvalue(L, -1);
 	lua_setfield(L, -2, "__index");
 	luaL_setfuncs(L, journal_methods, 0);
+	lua_pop(L, 1);
+	luaL_newmetatable(L, ARCHIVE_MT);
+	luaL_setfuncs(L, archive_meta, 0);
+	luaL_newlib(L, archive_methods);
+	lua_setfield(L, -2, "methods");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, BOX_MT);
+	lua_pushcfunction(L, box_close);
+	lua_setfield(L, -2, "__close");
+	lua_pushcfunction(L, box_close);
+	lua_setfield(L, -2, "__gc");
 	lua_pop(L, 1);
 	lua_pushlightuserdata(L, h);
 	luaL_setfuncs(L, api_funcs, 1);

@@ -1,5 +1,6 @@
 /*
- * ray.c - error structs and allocation helpers shared by every module.
+ * ray.c - error structs, writing a whole buffer, and allocation helpers
+ * shared by every module.
  */
 #include "ray.h"
 
@@ -8,6 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/*
+ * POSIX leaves write(2) of more than SSIZE_MAX bytes undefined, and Linux
+ * stops short of 2 GiB anyway, so large buffers go in pieces.
+ */
+#define WRITE_CHUNK ((size_t)1 << 30)
 
 int
 ray_err_set(struct ray_err *err, int code, const char *fmt, ...)
@@ -49,6 +57,26 @@ ray_err_hint(struct ray_err *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
 	va_end(ap);
+}
+
+int
+ray_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len < WRITE_CHUNK ? len : WRITE_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			errno = EIO;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 /*

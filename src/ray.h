@@ -50,6 +50,14 @@ int ray_err_sys(struct ray_err *err, const char *fmt, ...)
 void ray_err_hint(struct ray_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Write all `len` bytes of `data` to `fd`, retrying after EINTR and short
+ * writes, in pieces small enough for write(2) on any size.  Returns 0, or
+ * -1 with errno set; a write that takes no bytes is reported as EIO,
+ * since retrying it would spin.
+ */
+int ray_write_all(int fd, const void *data, size_t len);
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -1,6 +1,7 @@
 /*
- * sha256.h - SHA-256 (FIPS 180-4), for checking that a workflow archive is
- * the one whose hash its name promises.
+ * sha256.h - SHA-256, for checking that a workflow archive is the one
+ * whose hash its name promises.  An adapter over libcrypto's EVP
+ * interface: this is the only module that includes OpenSSL's headers.
  *
  * One shot: ray_sha256(data, len, digest).  Incremental:
  *
@@ -10,9 +11,12 @@
  *	ray_sha256_update(&c, part, len);	(any number of times)
  *	ray_sha256_final(&c, digest);
  *
- * Splitting the input differently gives the same digest.  After
- * ray_sha256_final() the context holds nothing useful; call
- * ray_sha256_init() again to reuse it.  None of these can fail.
+ * Splitting the input differently gives the same digest.  Every
+ * ray_sha256_init() must be followed by ray_sha256_final(), which
+ * releases what init took; call ray_sha256_init() again to reuse the
+ * context.  None of these can fail: libcrypto failing to set up SHA-256,
+ * which only running out of memory can cause, stops the process as the
+ * x*alloc helpers do (ray.h).
  *
  * ray_sha256_file() and ray_sha256_fd() stream a file and write the digest
  * as 64 lowercase hex digits and a NUL, the form sha256sum(1) prints.
@@ -24,17 +28,13 @@
 #define RAY_SHA256_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "ray.h"
 
 #define RAY_SHA256_LEN 32
 
 struct ray_sha256_ctx {
-	uint32_t h[8];		/* the running hash value */
-	uint64_t bytes;		/* message length so far */
-	unsigned char block[64];	/* a partial block awaiting more input */
-	size_t used;		/* bytes of `block` in use, always < 64 */
+	void *md;		/* libcrypto's EVP_MD_CTX, between init and final */
 };
 
 void ray_sha256_init(struct ray_sha256_ctx *c);

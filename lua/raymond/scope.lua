@@ -14,6 +14,14 @@
 -- layout, no `..` or absolute names, and a SHA-256 in the file name
 -- (name-<64 hex>.zip) must match the file.  scope.sha256 lets --resume
 -- check that the archive did not change under a run.
+--
+-- An archive scope opens and hashes the file once and keeps it open until
+-- close(); every read and the extraction come from that descriptor.  So
+-- an archive replaced on disk (a new file renamed over it) does not
+-- change a run that is going: it goes on with the bytes it hashed, and
+-- --resume, which opens the path again, refuses if the hash differs.  A
+-- file rewritten in place is another matter: reads then fail the CRC or
+-- size checks of the entries they reach, with a message naming the file.
 
 local raymond = require("raymond")
 
@@ -33,7 +41,7 @@ Zip.__index = Zip
 function Zip:has(name) return self.files[name] == true end
 function Zip:read(name)
   if not self.files[name] then return nil, string.format("no state '%s' in %s", name, self.path) end
-  return raymond.zip_read(self.path, name)
+  return self.archive:read(name)
 end
 
 -- Scripts run from a private copy, extracted once per process and removed
@@ -52,7 +60,7 @@ function Zip:script(name)
       dir, err = raymond.mkdtemp("raymond-zip-")
     end
     if not dir then return nil, err end
-    local ok, xerr = raymond.zip_extract(self.path, dir)
+    local ok, xerr = self.archive:extract(dir)
     if not ok then
       raymond.rmtree(dir)
       return nil, xerr
@@ -62,9 +70,11 @@ function Zip:script(name)
   return self.dir .. "/" .. name
 end
 
+-- Also closes the archive: a scope is not used after close().
 function Zip:close()
   if self.dir then raymond.rmtree(self.dir) end
   self.dir = nil
+  self.archive:close()
 end
 
 local dirs = setmetatable({}, { __mode = "v" })
@@ -81,9 +91,10 @@ end
 
 -- An archive scope for `path` (absolute), or nil and a message.
 function M.zip(path)
-  local info, err = raymond.zip_open(path)
-  if not info then return nil, err end
-  return setmetatable({ kind = "zip", path = path, files = info.files, sha256 = info.sha256 }, Zip)
+  local archive, err = raymond.zip_open(path)
+  if not archive then return nil, err end
+  return setmetatable({ kind = "zip", path = path, archive = archive, files = archive.files,
+    sha256 = archive.sha256 }, Zip)
 end
 
 function M.is_zip(path) return path:lower():match("%.zip$") ~= nil end

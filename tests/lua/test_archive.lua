@@ -1,5 +1,5 @@
--- raymond.zip_open / zip_read / zip_extract / sha256_file / mkdtemp /
--- rmtree, end to end.  The zip files are written byte by byte by a small
+-- raymond.zip_open and the archive's read / extract / close, sha256_file,
+-- mkdtemp, rmtree, end to end.  The zip files are written byte by byte by a small
 -- STORED (uncompressed) writer below, so no zip tool is needed.
 local T = require("testing")
 local raymond = require("raymond")
@@ -67,6 +67,19 @@ end
 
 local DIR = assert(raymond.mkdtemp("ray-test-archive-"))
 
+-- Open `path`, read or extract through the archive, close it.
+local function zip_read(path, name)
+  local a <close>, err, code = raymond.zip_open(path)
+  if not a then return nil, err, code end
+  return a:read(name)
+end
+
+local function zip_extract(path, dir)
+  local a <close>, err, code = raymond.zip_open(path)
+  if not a then return nil, err, code end
+  return a:extract(dir)
+end
+
 local function write_zip(name, entries)
   local path = DIR .. "/" .. name
   put(path, zip_bytes(entries))
@@ -98,10 +111,12 @@ T.test("zip_open lists a flat archive with its hash", function()
     { "START.md", "# start\n" }, { "check.sh", "exit 0\n" }, { "data.json", "{}" },
   })
   local z = assert(raymond.zip_open(path))
-  T.same(z, {
-    sha256 = raymond.sha256_file(path),
-    files = { ["START.md"] = true, ["check.sh"] = true, ["data.json"] = true },
-  })
+  T.eq(type(z), "userdata")
+  T.eq(z.path, path)
+  T.eq(z.sha256, raymond.sha256_file(path))
+  T.same(z.files, { ["START.md"] = true, ["check.sh"] = true, ["data.json"] = true })
+  T.eq(z:read("check.sh"), "exit 0\n")
+  z:close()
 end)
 
 T.test("zip_open strips the one folder", function()
@@ -110,8 +125,8 @@ T.test("zip_open strips the one folder", function()
   })
   local z = assert(raymond.zip_open(path))
   T.same(z.files, { ["START.md"] = true, ["b.md"] = true })
-  T.eq(raymond.zip_read(path, "b.md"), "bee")
-  local none, err = raymond.zip_read(path, "flow/b.md")
+  T.eq(zip_read(path, "b.md"), "bee")
+  local none, err = zip_read(path, "flow/b.md")
   T.eq(none, nil)
   T.has(err, "archive '" .. path .. "' has no file named 'flow/b.md'")
 end)
@@ -121,8 +136,8 @@ T.test("zip_read returns every byte", function()
   for i = 0, 255 do bin[#bin + 1] = string.char(i) end
   bin = table.concat(bin)
   local path = write_zip("bin.zip", { { "all.bin", bin }, { "empty", "" } })
-  T.eq(raymond.zip_read(path, "all.bin"), bin)
-  T.eq(raymond.zip_read(path, "empty"), "")
+  T.eq(zip_read(path, "all.bin"), bin)
+  T.eq(zip_read(path, "empty"), "")
 end)
 
 T.test("layout and name errors name the archive and the entry", function()
@@ -147,10 +162,10 @@ T.test("layout and name errors name the archive and the entry", function()
     local none, err = raymond.zip_open(path)
     T.eq(none, nil, "case " .. i)
     T.has(err, "archive '" .. path .. "' " .. c[2], "case " .. i)
-    -- zip_read and zip_extract validate the same way.
-    none, err = raymond.zip_read(path, "x")
+    -- Reading and extracting validate the same way.
+    none, err = zip_read(path, "x")
     T.has(err, c[2], "zip_read, case " .. i)
-    none, err = raymond.zip_extract(path, DIR)
+    none, err = zip_extract(path, DIR)
     T.has(err, c[2], "zip_extract, case " .. i)
   end
 end)
@@ -169,7 +184,7 @@ T.test("a hash in the name must match the file", function()
   local good = DIR .. "/flow-" .. hex .. ".zip"
   put(good, bytes)
   T.eq(assert(raymond.zip_open(good)).sha256, hex)
-  T.eq(raymond.zip_read(good, "START.md"), "hello")
+  T.eq(zip_read(good, "START.md"), "hello")
 
   local wrong = string.rep("0", 64)
   local bad = DIR .. "/flow-" .. wrong .. ".zip"
@@ -212,7 +227,7 @@ T.test("damaged data fails zip_read with the CRC", function()
   local path = DIR .. "/crc.zip"
   put(path, (bytes:gsub("PAYLOAD", "PAYLOAX")))
   assert(raymond.zip_open(path))
-  local none, err = raymond.zip_read(path, "START.md")
+  local none, err = zip_read(path, "START.md")
   T.eq(none, nil)
   T.has(err, "cannot read 'START.md' from archive '" .. path .. "': CRC error")
 end)
@@ -222,18 +237,18 @@ T.test("zip_extract writes contents and modes, never overwrites", function()
     { "flow/", nil }, { "flow/START.md", "# hi\n" }, { "flow/run.sh", "#!/bin/sh\n" },
   })
   local out = assert(raymond.mkdtemp("ray-test-extract-"))
-  T.eq(raymond.zip_extract(path, out), true)
+  T.eq(zip_extract(path, out), true)
   T.same(raymond.listdir(out), { "START.md", "run.sh" })
   T.eq(get(out .. "/START.md"), "# hi\n")
   T.eq(get(out .. "/run.sh"), "#!/bin/sh\n")
   T.eq(mode(out .. "/START.md"), "644")
   T.eq(mode(out .. "/run.sh"), "755")
 
-  local none, err = raymond.zip_extract(path, out)
+  local none, err = zip_extract(path, out)
   T.eq(none, nil)
   T.has(err, "cannot create '" .. out .. "/START.md': File exists")
 
-  _, err = raymond.zip_extract(path, out .. "/nowhere")
+  _, err = zip_extract(path, out .. "/nowhere")
   T.has(err, "cannot open directory '" .. out .. "/nowhere': No such file or directory")
   assert(raymond.rmtree(out))
 end)
