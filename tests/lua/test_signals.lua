@@ -1,8 +1,9 @@
 -- A signal trips every hook call's limit at once (src/lua_limit.c,
 -- src/lua_sched.c): a hook spinning in Lua or in a pattern function stops
 -- within moments of a SIGINT or SIGTERM, not when its budget runs out.
--- A child of this process sends the signals; it ignores the SIGTERM that
--- the stop sends to every child.
+-- A child of this process sends each signal once the test has made a
+-- flag file, just before it starts spinning; the child ignores the SIGTERM
+-- that the stop sends to every child.
 local T = require("testing")
 local raymond = require("raymond")
 
@@ -11,20 +12,39 @@ local function spin_in_find() return string.find(string.rep("a", 30000), ".-.-.-
 
 local sleeper_ok
 raymond.go(function() sleeper_ok = { raymond.sleep(30) } end)
+local dir = T.tmpdir()
 raymond.go(function()
-  raymond.spawn({ argv = { "sh", "-c",
-    "trap '' TERM; sleep 0.3; kill -INT $PPID; sleep 0.4; kill -TERM $PPID" } })
+  raymond.spawn({ argv = { "sh", "-c", [[
+    trap '' TERM
+    : >"$1/ready"
+    until [ -e "$1/int" ]; do sleep 0.01; done; kill -INT $PPID
+    until [ -e "$1/term" ]; do sleep 0.01; done; kill -TERM $PPID
+  ]], "sh", dir } })
 end)
-raymond.sleep(0.05)		-- lets the loop start the child
+-- A timer may fire before the loop first launches anything: wait until
+-- the child runs.
+for _ = 1, 1000 do
+  if raymond.stat(dir .. "/ready") then break end
+  raymond.sleep(0.01)
+end
 
-local function limited(fn)
+local function flag(name)
+  local f = assert(io.open(dir .. "/" .. name, "w"))
+  f:close()
+end
+
+-- The hook makes the flag itself, so the signal comes while it runs.
+local function limited(fn, name)
   local t0 = raymond.clock()
-  local ok, msg, why = raymond.limited_call(fn, nil, 0, 0)
+  local ok, msg, why = raymond.limited_call(function()
+    flag(name)
+    return fn()
+  end, nil, 0, 0)
   return ok, msg, why, raymond.clock() - t0
 end
 
 T.test("SIGINT interrupts a hook spinning in Lua", function()
-  local ok, msg, why, took = limited(spin)
+  local ok, msg, why, took = limited(spin, "int")
   T.eq(ok, false, "ok")
   T.eq(why, "interrupt", "why")
   T.has(msg, "hook interrupted by SIGINT")
@@ -33,7 +53,7 @@ T.test("SIGINT interrupts a hook spinning in Lua", function()
 end)
 
 T.test("SIGTERM interrupts a hook spinning in string.find", function()
-  local ok, msg, why, took = limited(spin_in_find)
+  local ok, msg, why, took = limited(spin_in_find, "term")
   T.eq(ok, false, "ok")
   T.eq(why, "interrupt", "why")
   T.has(msg, "hook interrupted by SIGTERM")
@@ -57,4 +77,5 @@ raymond.go(function()
   T.test("the stop woke the sleeper with false", function()
     T.eq(sleeper_ok and sleeper_ok[1], false)
   end)
+  raymond.rmtree(dir)
 end)
