@@ -160,7 +160,10 @@ limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		h->mem_used -= old;
 		return NULL;
 	}
-	if (nsize > old && h->fail_countdown > 0 && --h->fail_countdown == 0) {
+	if (nsize > old && (h->fail_retry ||
+	    (h->fail_countdown > 0 && --h->fail_countdown == 0))) {
+		/* Lua retries once after an emergency collection: refuse that too. */
+		h->fail_retry = !h->fail_retry;
 		h->mem_refused = 1;
 		return NULL;
 	}
@@ -212,6 +215,8 @@ ray_host_open(uv_loop_t *loop, struct ray_host **out, struct ray_err *err)
 	memset(lua_getextraspace(h->L), 0, LUA_EXTRASPACE);
 	lua_atpanic(h->L, panic);
 	luaL_openlibs(h->L);
+	/* Before any module loads, so every caller gets the bounded ones. */
+	ray__strlib_install(h->L);
 	install_searcher(h->L);
 	install_api(h->L, h);
 	*out = h;
@@ -293,11 +298,21 @@ ray_host_finish(struct ray_host *h, const char *module, const char *fn)
 	return code;
 }
 
+struct ray_host *
+ray__host_of(lua_State *L)
+{
+	void *h;
+
+	lua_getallocf(L, &h);
+	return h;
+}
+
 void
 ray_host_close(struct ray_host *h)
 {
 	if (h == NULL)
 		return;
+	ray__sched_close(h);
 	lua_close(h->L);
 	free(h);
 }

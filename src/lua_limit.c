@@ -1,13 +1,16 @@
 /*
- * lua_limit.c - bounds on one hook call: an instruction budget and a
- * wall-clock deadline, enforced on the coroutine that makes the call.
+ * lua_limit.c - bounds on one hook call: an instruction budget, a
+ * wall-clock deadline and the run's stop signals, enforced on the
+ * coroutine that makes the call.
  *
  *	ok, value, why = raymond.limited_call(fn, arg, instructions, seconds)
  *
  * calls fn(arg) in protected mode with a traceback; `why` is nil, or says
- * which limit was passed.  The call may yield (raymond.exec inside a hook):
- * it is made with lua_pcallk, whose continuation finishes it, so the limit
- * holds across yields and nothing of the engine runs under it.
+ * which limit was passed ("instruction budget", "time limit", "memory
+ * limit (not enough memory)", "interrupt").  The call may yield
+ * (raymond.exec inside a hook): it is made with lua_pcallk, whose
+ * continuation finishes it, so the limit holds across yields and nothing of
+ * the engine runs under it.
  *
  * The limit is a userdata owned by Lua, kept in a registry table with weak
  * keys under the coroutine it belongs to, and found quickly through the
@@ -15,21 +18,41 @@
  * that interleave across yields each keep their own, and a coroutine that
  * never ends its call (the run stopped while it waited) takes its limit
  * with it when it is collected.  A count hook runs every 1000
- * instructions; once the budget or the deadline is passed it raises, and
- * goes on raising at every line, so the handler cannot swallow the error
- * with pcall and carry on.  The continuation removes the hook first, then
- * reports the trip even if the handler did swallow the error, and also
- * when the deadline passed during the handler's last wait, or when the Lua
- * state refused the call an allocation (the memory cap, lua_host.c).
+ * instructions; once the budget or the deadline is passed, or a SIGINT or
+ * SIGTERM has arrived since the call began, it raises, and goes on raising
+ * at every line, so the handler cannot swallow the error with pcall and
+ * carry on.  C code that runs long without executing Lua instructions (the
+ * pattern functions of lua_strlib.c) charges its own steps through
+ * ray__limit_charge(), which checks and raises the same way.  The
+ * continuation removes the hook first, then reports the trip even if the
+ * handler did swallow the error, and also when the deadline passed or a
+ * signal arrived during the handler's last wait, or when the Lua state
+ * refused the call an allocation (the memory cap, lua_host.c).
  *
- *	call ──> RUNNING ──(budget or deadline passed)──> TRIPPED (raises)
+ *	call ──> RUNNING ──(budget, deadline or signal)──> TRIPPED (raises)
  *	            │                                        │
  *	            └───────── fn returns or raises ─────────┴──> finish:
  *	                                   hook removed, limit dropped
+ *
+ * Signals: the handler in lua_sched.c only counts the signal in
+ * ray__signal_count (a volatile sig_atomic_t) and wakes the loop.  A limit
+ * remembers the count at its start and trips when it has moved, so a hook
+ * spinning in Lua stops within 1000 instructions of a Ctrl-C instead of
+ * holding the run until its budget or deadline.  The limit that trips
+ * first also does the loop side of the stop at once
+ * (ray__sched_take_signals), since the loop gets control only after the
+ * hook returns.  Hook calls made after the stop run normally, so the
+ * engine's hooks on the way out (RunEnd) still work; a further signal
+ * interrupts them too.
+ *
+ * Errors: limited_call and limit_left raise on misuse; the trip is an
+ * ordinary Lua error raised in the hook's code.  Ownership: all of the
+ * state is Lua's; nothing here allocates C memory.
  */
 #include "lua_priv.h"
 
 #include <lauxlib.h>
+#include <signal.h>
 #include <string.h>
 
 #define STEP 1000
@@ -38,10 +61,13 @@ struct limit {
 	lua_Integer used;
 	lua_Integer budget;	/* instructions; 0: no budget */
 	uint64_t deadline;	/* uv_hrtime(); 0: none */
+	sig_atomic_t signals;	/* ray__signal_count when the call began */
+	int signo;		/* the signal that interrupted the call */
 	const char *tripped;	/* why, once the limit was hit */
 };
 
 static const char LIMITS[] = "raymond.limits";
+static const char INTERRUPT[] = "interrupt";
 
 static struct limit **
 slot(lua_State *L)
@@ -65,6 +91,41 @@ push_limits(lua_State *L)
 	lua_setfield(L, LUA_REGISTRYINDEX, LIMITS);
 }
 
+/* A signal arrived since the call began: note it, and stop the run now. */
+static int
+interrupted(lua_State *L, struct limit *l)
+{
+	if (ray__signal_count == l->signals)
+		return 0;
+	l->signo = ray__signal_last;
+	ray__sched_take_signals(ray__host_of(L));
+	return 1;
+}
+
+/* Whether the limit has tripped, deciding why if it just did. */
+static int
+tripped(lua_State *L, struct limit *l)
+{
+	if (l->tripped)
+		return 1;
+	if (l->budget > 0 && l->used > l->budget)
+		l->tripped = "instruction budget";
+	else if (l->deadline && uv_hrtime() > l->deadline)
+		l->tripped = "time limit";
+	else if (interrupted(L, l))
+		l->tripped = INTERRUPT;
+	return l->tripped != NULL;
+}
+
+static int
+raise_tripped(lua_State *L, const char *why, int signo)
+{
+	if (why == INTERRUPT)
+		return luaL_error(L, "hook interrupted by %s",
+		    signo == SIGTERM ? "SIGTERM" : "SIGINT");
+	return luaL_error(L, "hook exceeded its %s", why);
+}
+
 static void
 count_hook(lua_State *L, lua_Debug *ar)
 {
@@ -75,21 +136,29 @@ count_hook(lua_State *L, lua_Debug *ar)
 		return;
 	if (l->tripped == NULL) {
 		l->used += STEP;
-		if (l->budget > 0 && l->used > l->budget)
-			l->tripped = "instruction budget";
-		else if (l->deadline && uv_hrtime() > l->deadline)
-			l->tripped = "time limit";
-		else
+		if (!tripped(L, l))
 			return;
 		/* From now on raise at every line, not only every STEP. */
 		lua_sethook(L, count_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
 	}
-	luaL_error(L, "hook exceeded its %s", l->tripped);
+	raise_tripped(L, l->tripped, l->signo);
+}
+
+void
+ray__limit_charge(lua_State *L, long steps)
+{
+	struct limit *l = *slot(L);
+
+	if (l == NULL)
+		return;
+	l->used += steps;
+	if (tripped(L, l))
+		raise_tripped(L, l->tripped, l->signo);
 }
 
 /* Drop the coroutine's limit; returns why it tripped, or NULL. */
 static const char *
-drop(lua_State *L)
+drop(lua_State *L, int *signo)
 {
 	struct limit *l = *slot(L);
 	const char *why;
@@ -97,9 +166,9 @@ drop(lua_State *L)
 	lua_sethook(L, NULL, 0, 0);
 	if (l == NULL)
 		return NULL;
-	why = l->tripped;
-	if (why == NULL && l->deadline && uv_hrtime() > l->deadline)
-		why = "time limit";
+	/* The deadline or a signal may have come during the last wait. */
+	why = tripped(L, l) ? l->tripped : NULL;
+	*signo = l->signo;
 	/* Catching "not enough memory" does not give the memory back. */
 	if (why == NULL && ray__host_from(L)->mem_refused)
 		why = "memory limit (not enough memory)";
@@ -120,16 +189,21 @@ drop(lua_State *L)
 static int
 finish_call(lua_State *L, int status, lua_KContext base)
 {
-	const char *why = drop(L);
+	int signo = 0;
+	const char *why = drop(L, &signo);
 	int ran = status == LUA_OK || status == LUA_YIELD;
 
 	lua_remove(L, (int)base + 1);		/* result */
 	lua_pushboolean(L, ran && why == NULL);	/* result ok */
 	lua_insert(L, -2);			/* ok result */
 	if (why && ran) {
-		/* fn swallowed the error, or its last wait ran past the deadline. */
+		/* fn swallowed the error, or its last wait ran past the limit. */
 		lua_pop(L, 1);
-		lua_pushfstring(L, "hook exceeded its %s", why);
+		if (why == INTERRUPT)
+			lua_pushfstring(L, "hook interrupted by %s",
+			    signo == SIGTERM ? "SIGTERM" : "SIGINT");
+		else
+			lua_pushfstring(L, "hook exceeded its %s", why);
 	}
 	if (why)
 		lua_pushstring(L, why);
@@ -164,6 +238,7 @@ api_limited_call(lua_State *L)
 	lua_pop(L, 1);			/* msgh fn arg */
 	l->budget = budget;
 	l->deadline = seconds > 0 ? uv_hrtime() + (uint64_t)(seconds * 1e9) : 0;
+	l->signals = ray__signal_count;
 	*slot(L) = l;
 	ray__host_from(L)->mem_refused = 0;
 	lua_sethook(L, count_hook, LUA_MASKCOUNT, STEP);

@@ -1,16 +1,19 @@
 /*
- * lua_priv.h - the host structure shared by lua_host.c, lua_sched.c and
- * lua_api.c.  Nothing outside those three files includes it.
+ * lua_priv.h - the host structure and the internal functions shared by
+ * lua_host.c, lua_sched.c, lua_limit.c, lua_strlib.c and lua_api.c (and
+ * the test runner).  Nothing else includes it.
  */
 #ifndef RAY_LUA_PRIV_H
 #define RAY_LUA_PRIV_H
 
 #include <lua.h>
+#include <signal.h>
 #include <uv.h>
 
 #include "lua_host.h"
 
 struct ray_job;
+struct ray_sleeper;
 
 struct ray_host {
 	lua_State *L;
@@ -18,8 +21,11 @@ struct ray_host {
 
 	/* Scheduler (lua_sched.c). */
 	uv_prepare_t prepare;	/* flushes state, then launches jobs */
-	uv_signal_t sigint;
-	uv_signal_t sigterm;
+	uv_async_t signal_async;	/* woken by the signal handler */
+	struct sigaction old_sigint;	/* restored by ray_host_close() */
+	struct sigaction old_sigterm;
+	sig_atomic_t signals_seen;	/* ray__signal_count last acted on */
+	struct ray_sleeper *sleepers;	/* raymond.sleep calls waiting */
 	struct ray_job *queue_head;	/* spawns waiting for a slot */
 	struct ray_job *queue_tail;
 	int running;		/* children started and not yet done */
@@ -38,11 +44,41 @@ struct ray_host {
 	/*
 	 * Tests only (tests/unit/luarun.c): when positive, counted down by
 	 * every allocation that grows memory; the one that brings it to zero
-	 * is refused.  It lets a test make each raising point of a C function
-	 * fail in turn.
+	 * is refused, and so is the retry Lua makes of it after an emergency
+	 * collection, so that the refusal surfaces as an error.  It lets a
+	 * test make each raising point of a C function fail in turn.
 	 */
 	long fail_countdown;
+	int fail_retry;		/* the next growing allocation is that retry */
 };
+
+/*
+ * Signals (lua_sched.c): the handler counts each SIGINT or SIGTERM here and
+ * records its number; the loop side of the stop happens in
+ * ray__sched_take_signals(), called from the loop or by a hook's limit.
+ */
+extern volatile sig_atomic_t ray__signal_count;
+extern volatile sig_atomic_t ray__signal_last;
+/* Act on signals counted since the last call: mark the run, stop it. */
+void ray__sched_take_signals(struct ray_host *h);
+/* Restore the signal dispositions and close the handles of the scheduler. */
+void ray__sched_close(struct ray_host *h);
+
+/* The host of a Lua state, from any C code (the allocator's userdata). */
+struct ray_host *ray__host_of(lua_State *L);
+
+/*
+ * Charge `steps` units of work done in C to the current hook call of the
+ * coroutine L (lua_limit.c), as instructions; raises the error of the
+ * count hook ("hook exceeded its ...", "hook interrupted by ...") once the
+ * call's budget, deadline or interrupt has tripped.  Without a hook call
+ * on L it does nothing.  Code that loops in C on behalf of Lua calls it
+ * every few thousand steps.
+ */
+void ray__limit_charge(lua_State *L, long steps);
+
+/* Replace string.find, match, gmatch, gsub and rep (lua_strlib.c). */
+void ray__strlib_install(lua_State *L);
 
 struct ray_tagparse;
 /* Push the tags of `tp` as a list of {name, body, attrs, offset}. */

@@ -11,15 +11,47 @@
  *	   └── the calling coroutine is suspended until ───── done ──┘
  *	       the job resumes it with its result table
  *
- * The prepare handle runs once per loop iteration while there is work for
- * it (a dirty state or a queued job) and is stopped otherwise, so an idle
- * loop can exit.  The signal handles are unreferenced for the same reason.
+ * The job is a userdata on the waiting coroutine's stack, with a __gc
+ * that frees what it holds outside Lua (argv, env, cwd, files, buffers).
+ * Everything raymond.spawn reads from its table is copied into the job only
+ * after the job exists, so an argument that raises (a non-string argv entry,
+ * a __tostring that errors, a refused allocation) leaves nothing behind:
+ * the collector frees the job.  The result table is built by the spawn's
+ * continuation, inside the coroutine, where a raise is an ordinary error
+ * of the engine's code rather than one in a libuv callback.
  *
- * Signals: the first SIGINT or SIGTERM marks the run interrupted and stops
- * it: queued jobs are resumed as killed, running ones get their process
- * groups SIGTERMed (SIGKILLed 1 s later), and each coroutine then returns
+ * The prepare handle runs once per loop iteration while there is work for
+ * it (a dirty state, a queued job, a stop to carry out) and is stopped
+ * otherwise, so an idle loop can exit.  The signal wake-up handle is
+ * unreferenced for the same reason.
+ *
+ * Stopping (raymond.stop(), an internal error or a signal): queued jobs are
+ * resumed as killed, running ones get their process groups SIGTERMed
+ * (SIGKILLed 1 s later), every raymond.sleep is woken returning false, a
+ * sleep begun later returns false at once, and each coroutine then returns
  * without applying a transition, so the state on disk still names the
  * states that were running and --resume runs them again.
+ *
+ * Signals: libuv's uv_signal runs its callback only when the loop gets
+ * control, and a hook spinning in Lua keeps it from doing so.  So the
+ * handler is ours: it counts the signal in ray__signal_count, which the
+ * limits of hook calls watch (lua_limit.c), and wakes the loop with
+ * uv_async_send (async-signal-safe).  Whichever sees the new count first,
+ * the wake-up callback or a hook's limit, carries out the stop:
+ *
+ *	SIGINT/SIGTERM ──> handler: ray__signal_last = signo,
+ *	                   ray__signal_count++, uv_async_send
+ *	                      │                          │
+ *	    a hook call's limit sees the count        the loop runs
+ *	    moved (count hook, strlib step check)     on_signal_async
+ *	                      │                          │
+ *	                      └──> ray__sched_take_signals(h): ──┘
+ *	           count != signals_seen?  no: nothing (already done)
+ *	                    yes: signals_seen = count; the first time mark the
+ *	                    run interrupted and say so on stderr; stop_run()
+ *
+ * The first signal marks the run interrupted (exit status 130, decided by
+ * the engine); every signal stops it again, which signals the children.
  */
 #include "lua_priv.h"
 #include "proc.h"
@@ -37,6 +69,8 @@
 
 #define TAIL_MAX 4096
 #define CAPTURE_MAX (64 * 1024 * 1024)
+
+static const char JOB[] = "raymond.job";
 
 struct ray_job {
 	struct ray_host *h;
@@ -57,6 +91,8 @@ struct ray_job {
 	struct ray_buf out_tail;
 	struct ray_buf err_tail;
 	char *spawn_error;
+	int has_result;		/* the command ran; `result` says how it ended */
+	struct ray_proc_result result;
 	int capture;		/* keep all of stdout and stderr (raymond.exec) */
 	struct ray_buf out_all;
 	struct ray_buf err_all;
@@ -72,42 +108,62 @@ ray__host_from(lua_State *L)
 }
 
 static void schedule(struct ray_host *h);
+static void on_prepare(uv_prepare_t *ph);
 
 /* A Lua error the engine did not catch: report it and stop everything. */
 static void
 crash(struct ray_host *h, const char *msg)
 {
-	fprintf(stderr, "raymond: internal error: %s\n", msg);
+	fprintf(stderr, "raymond: internal error: %s\n", msg ? msg : "(no message)");
 	h->crashed = 1;
 	h->stopping = 1;
 	ray_proc_kill_all();
+	uv_prepare_start(&h->prepare, on_prepare);
+}
+
+/* The traceback of the dead coroutine (argument 1), in protected mode. */
+static int
+traceback_of(lua_State *L)
+{
+	lua_State *co = lua_touserdata(L, 1);
+	const char *msg = NULL;
+
+	if (lua_type(co, -1) == LUA_TSTRING)
+		msg = lua_tostring(co, -1);
+	luaL_traceback(L, co, msg ? msg : "(error object is not a string)", 0);
+	return 1;
 }
 
 /*
- * Resume `co` with the nargs values on its stack.  Whoever waits on a
+ * Resume `co` with the nargs values on its stack; `from` is the thread
+ * doing it (the main thread in libuv callbacks).  Whoever waits on a
  * coroutine (raymond.go until the first yield, then each job or sleep)
  * holds one registry reference to it, released here after the resume; a
  * coroutine that yields again is referenced anew by what it waits on.  A
  * coroutine that raises is an internal error: the engine catches its own.
+ * Its traceback is made in protected mode, since this runs outside any
+ * Lua call; if even that fails, the bare message is reported.
  */
 static void
-resume(struct ray_host *h, lua_State *co, int ref, int nargs)
+resume(struct ray_host *h, lua_State *co, int ref, int nargs, lua_State *from)
 {
+	lua_State *L = h->L;
 	int nres, r;
 
-	r = lua_resume(co, h->L, nargs, &nres);
+	r = lua_resume(co, from, nargs, &nres);
 	if (r == LUA_YIELD) {
 		lua_pop(co, nres);
-		return;
+	} else if (r != LUA_OK) {
+		lua_pushcfunction(L, traceback_of);
+		lua_pushlightuserdata(L, co);
+		if (lua_pcall(L, 1, 1, 0) == LUA_OK)
+			crash(h, lua_tostring(L, -1));
+		else
+			crash(h, lua_type(co, -1) == LUA_TSTRING ?
+			    lua_tostring(co, -1) : "(no message)");
+		lua_pop(L, 1);
 	}
-	if (r != LUA_OK) {
-		const char *msg = lua_tostring(co, -1);
-
-		luaL_traceback(h->L, co, msg ? msg : "(no message)", 0);
-		crash(h, lua_tostring(h->L, -1));
-		lua_pop(h->L, 1);
-	}
-	luaL_unref(h->L, LUA_REGISTRYINDEX, ref);
+	luaL_unref(L, LUA_REGISTRYINDEX, ref);
 }
 
 /* raymond.go(fn, ...): run fn(...) as a new coroutine, now. */
@@ -121,57 +177,75 @@ api_go(lua_State *L)
 
 	luaL_checktype(L, 1, LUA_TFUNCTION);
 	co = lua_newthread(L);
+	if (!lua_checkstack(co, n))
+		return luaL_error(L, "raymond.go: too many arguments");
 	lua_pushvalue(L, -1);
 	ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	lua_pop(L, 1);
 	lua_xmove(L, co, n);	/* fn and its arguments */
-	resume(h, co, ref, n - 1);
+	resume(h, co, ref, n - 1, L);
 	return 0;
 }
 
 /* ---- strings in and out of Lua tables ---------------------------------- */
 
-static char **
-strv_from_array(lua_State *L, int idx)
+/*
+ * The array at idx as a NULL-terminated list, stored in *out as soon as it
+ * exists: *out belongs to a job whose __gc frees it, so a raise half way
+ * (an entry that is not a string) leaks nothing.
+ */
+static void
+strv_from_array(lua_State *L, int idx, char ***out)
 {
 	size_t n = lua_rawlen(L, idx), i;
-	char **v = xcalloc(n + 1, sizeof(char *));
+	const char *s;
+	char **v;
 
+	v = *out = xcalloc(n + 1, sizeof(char *));
 	for (i = 0; i < n; i++) {
 		lua_rawgeti(L, idx, (lua_Integer)i + 1);
-		v[i] = xstrdup(luaL_checkstring(L, -1));
+		s = lua_tostring(L, -1);
+		if (s == NULL)
+			luaL_error(L, "raymond.spawn: argv[%d] is a %s, not a string",
+			    (int)i + 1, luaL_typename(L, -1));
+		v[i] = xstrdup(s);
 		lua_pop(L, 1);
 	}
-	return v;
 }
 
-/* {K = V, ...} -> "K=V" list. */
-static char **
-strv_from_map(lua_State *L, int idx)
+/*
+ * {K = V, ...} -> "K=V" list in *out, kept NULL-terminated as it grows,
+ * for the same reason.  Each value is converted (luaL_tolstring, which
+ * may raise) before its entry is allocated.
+ */
+static void
+strv_from_map(lua_State *L, int idx, char ***out)
 {
-	struct ray_buf b = RAY_BUF_INIT;
-	size_t n = 0, cap = 16;
-	char **v = xcalloc(cap, sizeof(char *));
+	size_t n = 0, cap = 16, kl, vl;
+	const char *key, *val;
+	char *e;
 
+	*out = xcalloc(cap, sizeof(char *));
 	lua_pushnil(L);
 	while (lua_next(L, idx) != 0) {
 		if (lua_type(L, -2) == LUA_TSTRING) {
-			const char *key = lua_tostring(L, -2);
-
+			val = luaL_tolstring(L, -1, &vl);	/* key value str */
+			key = lua_tolstring(L, -3, &kl);
 			if (n + 2 > cap) {
 				cap *= 2;
-				v = xrealloc(v, cap * sizeof(char *));
+				*out = xrealloc(*out, cap * sizeof(char *));
 			}
-			/* luaL_tolstring pushes, so the key is fetched first. */
-			ray_buf_addf(&b, "%s=", key);
-			ray_buf_adds(&b, luaL_tolstring(L, -1, NULL));
+			e = xmalloc(kl + vl + 2);
+			memcpy(e, key, kl);
+			e[kl] = '=';
+			memcpy(e + kl + 1, val, vl);
+			e[kl + 1 + vl] = '\0';
+			(*out)[n++] = e;
+			(*out)[n] = NULL;
 			lua_pop(L, 1);
-			v[n++] = ray_buf_detach(&b);
 		}
 		lua_pop(L, 1);
 	}
-	v[n] = NULL;
-	return v;
 }
 
 static void
@@ -242,6 +316,19 @@ on_print(void *ud, const char *text, size_t len, int end)
  * function, which runs on the main Lua thread while the job's coroutine
  * waits.  A line function that raises is an internal error.
  */
+static int
+call_line_protected(lua_State *L)
+{
+	struct ray_job *j = lua_touserdata(L, 1);
+	const char *s = lua_touserdata(L, 2);
+	size_t n = (size_t)lua_tointeger(L, 3);
+
+	lua_rawgeti(L, LUA_REGISTRYINDEX, j->lines_ref);
+	lua_pushlstring(L, s, n);
+	lua_call(L, 1, 0);
+	return 0;
+}
+
 static void
 call_line(struct ray_job *j, const char *s, size_t n)
 {
@@ -251,9 +338,12 @@ call_line(struct ray_job *j, const char *s, size_t n)
 		return;
 	if (n > 0 && s[n - 1] == '\r')
 		n--;
-	lua_rawgeti(L, LUA_REGISTRYINDEX, j->lines_ref);
-	lua_pushlstring(L, s, n);
-	if (ray__pcall(L, 1, 0) != LUA_OK) {
+	/* Only pushes that cannot allocate happen outside protected mode. */
+	lua_pushcfunction(L, call_line_protected);
+	lua_pushlightuserdata(L, j);
+	lua_pushlightuserdata(L, (void *)s);
+	lua_pushinteger(L, (lua_Integer)n);
+	if (ray__pcall(L, 3, 0) != LUA_OK) {
 		j->lines_failed = 1;
 		crash(j->h, lua_tostring(L, -1));
 		lua_pop(L, 1);
@@ -345,8 +435,10 @@ ray__push_tags(lua_State *L, const struct ray_tagparse *tp)
 }
 
 static void
-push_result(lua_State *L, struct ray_job *j, const struct ray_proc_result *res)
+push_result(lua_State *L, struct ray_job *j)
 {
+	const struct ray_proc_result *res = j->has_result ? &j->result : NULL;
+
 	lua_createtable(L, 0, 10);
 	if (j->spawn_error) {
 		lua_pushstring(L, j->spawn_error);
@@ -394,41 +486,59 @@ push_result(lua_State *L, struct ray_job *j, const struct ray_proc_result *res)
 	}
 }
 
+/* Free what the job holds outside Lua; a second call does nothing. */
 static void
-job_free(struct ray_job *j)
+job_release(lua_State *L, struct ray_job *j)
 {
 	strv_free(j->argv);
+	j->argv = NULL;
 	strv_free(j->env);
+	j->env = NULL;
 	free(j->cwd);
+	j->cwd = NULL;
 	if (j->out_fd >= 0)
 		close(j->out_fd);
 	if (j->err_fd >= 0)
 		close(j->err_fd);
+	j->out_fd = j->err_fd = -1;
 	if (j->tp)
 		ray_tagparse_free(j->tp);
+	j->tp = NULL;
 	ray_buf_release(&j->out_tail);
 	ray_buf_release(&j->err_tail);
 	ray_buf_release(&j->line);
 	ray_buf_release(&j->out_all);
 	ray_buf_release(&j->err_all);
-	luaL_unref(j->h->L, LUA_REGISTRYINDEX, j->lines_ref);
+	luaL_unref(L, LUA_REGISTRYINDEX, j->lines_ref);
+	j->lines_ref = LUA_NOREF;
 	free(j->spawn_error);
-	free(j);
+	j->spawn_error = NULL;
 }
 
-/* Resume the job's coroutine with its result, then free the job. */
+static int
+job_gc(lua_State *L)
+{
+	job_release(L, lua_touserdata(L, 1));
+	return 0;
+}
+
+/*
+ * Resume the job's coroutine; its continuation (spawn_resumed) builds the
+ * result and releases the job.  The job may be collected during the
+ * resume, so nothing here touches it afterwards.
+ */
 static void
 job_complete(struct ray_job *j, const struct ray_proc_result *res)
 {
-	struct ray_host *h = j->h;
-
 	if (j->print_open)
 		on_print(j, "", 0, 1);
 	if (j->lines_ref != LUA_NOREF && j->line.len > 0)
 		call_line(j, j->line.data, j->line.len);
-	push_result(j->co, j, res);
-	resume(h, j->co, j->co_ref, 1);
-	job_free(j);
+	if (res) {
+		j->result = *res;
+		j->has_result = 1;
+	}
+	resume(j->h, j->co, j->co_ref, 0, j->h->L);
 }
 
 static void
@@ -498,6 +608,8 @@ stop_queue(struct ray_host *h)
 		job_complete(dequeue(h), NULL);
 }
 
+static void wake_sleepers(struct ray_host *h);
+
 static void
 on_prepare(uv_prepare_t *ph)
 {
@@ -512,8 +624,10 @@ on_prepare(uv_prepare_t *ph)
 		if (h->dirty)
 			flush(h);
 	}
-	if (h->stopping)
+	if (h->stopping) {
+		wake_sleepers(h);
 		stop_queue(h);
+	}
 	if (!h->dirty && (h->queue_head == NULL ||
 	    (h->max_parallel > 0 && h->running >= h->max_parallel)))
 		uv_prepare_stop(ph);
@@ -542,6 +656,21 @@ open_append(lua_State *L, int idx, const char *field)
 }
 
 /*
+ * The continuation of raymond.spawn: the job (at stack index ctx) has
+ * ended or was stopped before it started.  Returns its result table.
+ */
+static int
+spawn_resumed(lua_State *L, int status, lua_KContext ctx)
+{
+	struct ray_job *j = lua_touserdata(L, (int)ctx);
+
+	UNUSED(status);
+	push_result(L, j);
+	job_release(L, j);
+	return 1;
+}
+
+/*
  * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, lines=, capture=,
  * stdout_file=, stderr_file=} runs a command and returns its result table
  * when it ends.  Must be called from a coroutine started by raymond.go.
@@ -553,30 +682,35 @@ api_spawn(lua_State *L)
 {
 	struct ray_host *h = ray__host_from(L);
 	struct ray_job *j;
+	const char *cwd;
 	double timeout;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
 	if (!lua_isyieldable(L))
 		return luaL_error(L, "raymond.spawn must run inside raymond.go");
-	j = xcalloc(1, sizeof(*j));
+	lua_settop(L, 1);
+	j = lua_newuserdatauv(L, sizeof(*j), 0);	/* at 2 until resumed */
+	memset(j, 0, sizeof(*j));
 	j->h = h;
 	j->out_fd = j->err_fd = -1;
 	j->lines_ref = LUA_NOREF;
+	luaL_setmetatable(L, JOB);	/* from now on __gc frees what j holds */
+
 	lua_getfield(L, 1, "argv");
 	luaL_checktype(L, -1, LUA_TTABLE);
-	j->argv = strv_from_array(L, lua_gettop(L));
+	strv_from_array(L, lua_gettop(L), &j->argv);
 	lua_pop(L, 1);
-	if (j->argv[0] == NULL) {
-		job_free(j);
+	if (j->argv[0] == NULL)
 		return luaL_error(L, "raymond.spawn: empty argv");
-	}
 	lua_getfield(L, 1, "env");
 	if (lua_istable(L, -1))
-		j->env = strv_from_map(L, lua_gettop(L));
+		strv_from_map(L, lua_gettop(L), &j->env);
 	lua_pop(L, 1);
 	lua_getfield(L, 1, "cwd");
-	if (lua_isstring(L, -1))
-		j->cwd = xstrdup(lua_tostring(L, -1));
+	if (lua_isstring(L, -1)) {
+		cwd = lua_tostring(L, -1);
+		j->cwd = xstrdup(cwd);
+	}
 	lua_pop(L, 1);
 	lua_getfield(L, 1, "timeout");
 	timeout = lua_tonumber(L, -1);
@@ -596,24 +730,33 @@ api_spawn(lua_State *L)
 		lua_pop(L, 1);
 	j->out_fd = open_append(L, 1, "stdout_file");
 	j->err_fd = open_append(L, 1, "stderr_file");
-
-	j->co = L;
 	lua_pushthread(L);
 	j->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+	/* Nothing below raises: the job is queued exactly when we yield. */
+	j->co = L;
 	if (h->queue_tail)
 		h->queue_tail->next = j;
 	else
 		h->queue_head = j;
 	h->queue_tail = j;
 	schedule(h);
-	return lua_yield(L, 0);
+	return lua_yieldk(L, 0, 2, spawn_resumed);
 }
 
 /* ---- raymond.sleep ----------------------------------------------------- */
 
-struct sleeper {
+/*
+ * A coroutine waiting in raymond.sleep.  It is on the host's list from the
+ * yield until its timer fires or a stop wakes it (wake_sleepers), whichever
+ * comes first; either takes it off the list, resumes the coroutine, and
+ * closes the timer, whose close callback frees the sleeper.
+ */
+struct ray_sleeper {
 	uv_timer_t timer;
 	struct ray_host *h;
+	struct ray_sleeper *next;
+	struct ray_sleeper **prevp;	/* the pointer that points here */
 	lua_State *co;
 	int ref;
 };
@@ -624,35 +767,70 @@ on_sleeper_close(uv_handle_t *t)
 	free(t->data);
 }
 
+/* Take s off the list and resume its coroutine with `ok`. */
+static void
+sleeper_end(struct ray_sleeper *s, int ok)
+{
+	struct ray_host *h = s->h;
+
+	*s->prevp = s->next;
+	if (s->next)
+		s->next->prevp = s->prevp;
+	uv_close((uv_handle_t *)&s->timer, on_sleeper_close);
+	lua_pushboolean(s->co, ok);
+	resume(h, s->co, s->ref, 1, h->L);
+}
+
 static void
 on_sleep(uv_timer_t *t)
 {
-	struct sleeper *s = t->data;
-	struct ray_host *h = s->h;
+	struct ray_sleeper *s = t->data;
 
-	lua_pushboolean(s->co, !h->stopping);
-	uv_close((uv_handle_t *)t, on_sleeper_close);
-	resume(h, s->co, s->ref, 1);
+	sleeper_end(s, !s->h->stopping);
 }
 
-/* raymond.sleep(seconds) -> true, or false if the run is stopping. */
+/* The run is stopping: every sleep ends now, returning false. */
+static void
+wake_sleepers(struct ray_host *h)
+{
+	while (h->sleepers)
+		sleeper_end(h->sleepers, 0);
+}
+
+/*
+ * raymond.sleep(seconds) -> true, or false if the run is stopping: a stop
+ * ends the sleep at once, and a sleep begun after it does not wait.
+ */
 static int
 api_sleep(lua_State *L)
 {
 	struct ray_host *h = ray__host_from(L);
 	double sec = luaL_checknumber(L, 1);
-	struct sleeper *s;
+	struct ray_sleeper *s;
+	int ref;
 
 	if (!lua_isyieldable(L))
 		return luaL_error(L, "raymond.sleep must run inside raymond.go");
+	if (h->stopping) {
+		lua_pushboolean(L, 0);
+		return 1;
+	}
+	lua_pushthread(L);
+	ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	/* Nothing below raises. */
 	s = xcalloc(1, sizeof(*s));
 	s->h = h;
 	s->co = L;
-	lua_pushthread(L);
-	s->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	s->ref = ref;
+	s->next = h->sleepers;
+	if (s->next)
+		s->next->prevp = &s->next;
+	s->prevp = &h->sleepers;
+	h->sleepers = s;
 	uv_timer_init(h->loop, &s->timer);
 	s->timer.data = s;
-	uv_timer_start(&s->timer, on_sleep, sec > 0 ? (uint64_t)(sec * 1000) : 0, 0);
+	uv_timer_start(&s->timer, on_sleep,
+	    sec <= 0 ? 0 : sec < 1e9 ? (uint64_t)(sec * 1000) : (uint64_t)1e12, 0);
 	return lua_yield(L, 0);
 }
 
@@ -663,10 +841,13 @@ api_set_flush(lua_State *L)
 {
 	struct ray_host *h = ray__host_from(L);
 
+	int old = h->flush_ref;
+
 	luaL_checktype(L, 1, LUA_TFUNCTION);
-	luaL_unref(L, LUA_REGISTRYINDEX, h->flush_ref);
+	/* The new reference first: luaL_ref may raise, and the old must stay. */
 	lua_pushvalue(L, 1);
 	h->flush_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	luaL_unref(L, LUA_REGISTRYINDEX, old);
 	return 0;
 }
 
@@ -741,11 +922,36 @@ api_stopping(lua_State *L)
 	return 1;
 }
 
-static void
-on_signal(uv_signal_t *s, int signo)
-{
-	struct ray_host *h = s->data;
+/* ---- signals (see the diagram at the top) ------------------------------ */
 
+volatile sig_atomic_t ray__signal_count;
+volatile sig_atomic_t ray__signal_last;
+
+/* The wake-up handle of the host that has the signals, or NULL. */
+static uv_async_t *volatile signal_wake;
+
+static void
+on_os_signal(int signo)
+{
+	int saved = errno;
+	uv_async_t *a = signal_wake;
+
+	ray__signal_last = signo;
+	ray__signal_count++;
+	if (a)
+		uv_async_send(a);
+	errno = saved;
+}
+
+void
+ray__sched_take_signals(struct ray_host *h)
+{
+	sig_atomic_t n = ray__signal_count;
+	int signo = ray__signal_last;
+
+	if (n == h->signals_seen)
+		return;
+	h->signals_seen = n;
 	if (!h->interrupted) {
 		h->interrupted = signo;
 		fprintf(stderr, "\nraymond: %s received; stopping running states "
@@ -753,6 +959,46 @@ on_signal(uv_signal_t *s, int signo)
 		    signo == SIGINT ? "interrupt" : "termination request");
 	}
 	stop_run(h);
+}
+
+static void
+on_signal_async(uv_async_t *a)
+{
+	ray__sched_take_signals(a->data);
+}
+
+static void
+catch_signals(struct ray_host *h)
+{
+	struct sigaction sa;
+
+	uv_async_init(h->loop, &h->signal_async, on_signal_async);
+	h->signal_async.data = h;
+	uv_unref((uv_handle_t *)&h->signal_async);
+	h->signals_seen = ray__signal_count;
+	signal_wake = &h->signal_async;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_os_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, &h->old_sigint);
+	sigaction(SIGTERM, &sa, &h->old_sigterm);
+}
+
+/*
+ * The dispositions go back first, so no handler can run with a wake-up
+ * handle that is about to be freed with the host.  The handles stay in the
+ * loop, which is not run again.
+ */
+void
+ray__sched_close(struct ray_host *h)
+{
+	sigaction(SIGINT, &h->old_sigint, NULL);
+	sigaction(SIGTERM, &h->old_sigterm, NULL);
+	if (signal_wake == &h->signal_async)
+		signal_wake = NULL;
 }
 
 static const luaL_Reg sched_funcs[] = {
@@ -775,13 +1021,11 @@ ray__sched_register(lua_State *L, struct ray_host *h)
 	uv_timer_init(h->loop, &h->dirty_timer);
 	h->dirty_timer.data = h;
 	uv_unref((uv_handle_t *)&h->dirty_timer);
-	uv_signal_init(h->loop, &h->sigint);
-	uv_signal_init(h->loop, &h->sigterm);
-	h->sigint.data = h->sigterm.data = h;
-	uv_signal_start(&h->sigint, on_signal, SIGINT);
-	uv_signal_start(&h->sigterm, on_signal, SIGTERM);
-	uv_unref((uv_handle_t *)&h->sigint);
-	uv_unref((uv_handle_t *)&h->sigterm);
+	catch_signals(h);
+	luaL_newmetatable(L, JOB);
+	lua_pushcfunction(L, job_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pop(L, 1);
 	lua_pushlightuserdata(L, h);
 	luaL_setfuncs(L, sched_funcs, 1);
 }
