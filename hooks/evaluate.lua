@@ -20,14 +20,7 @@
 -- state's own tag decides.  The evaluation's cost counts against the
 -- budget.
 
--- Linear in #s, however many spaces it holds.
-local function trim(s)
-  local i = s:find("%S")
-  if not i then return "" end
-  local j = #s
-  while s:find("^%s", j) do j = j - 1 end
-  return s:sub(i, j)
-end
+local trim = raymond.trim
 
 local function route(routes, answer)
   local a = trim(answer):upper()

@@ -80,6 +80,15 @@ void ray__limit_charge(lua_State *L, long steps);
 /* Replace string.find, match, gmatch, gsub and rep (lua_strlib.c). */
 void ray__strlib_install(lua_State *L);
 
+struct ray_record;
+/*
+ * lua_record.c: the slot of the debug record at idx (raises if it is not
+ * one, or closed); it reads NULL once the record is closed.  And the
+ * registration of raymond.record_open on the table at -1.
+ */
+struct ray_record **ray__record_slot(lua_State *L, int idx);
+void ray__record_register(lua_State *L);
+
 struct ray_tagparse;
 /* Push the tags of `tp` as a list of {name, body, attrs, offset}. */
 void ray__push_tags(lua_State *L, const struct ray_tagparse *tp);

@@ -55,6 +55,7 @@
  */
 #include "lua_priv.h"
 #include "proc.h"
+#include "record.h"
 #include "tagparse.h"
 #include "buf.h"
 
@@ -81,8 +82,9 @@ struct ray_job {
 	char **env;
 	char *cwd;
 	uint64_t timeout_ms;
-	int out_fd;		/* debug copy of stdout, or -1 */
-	int err_fd;		/* debug copy of stderr, or -1 */
+	struct ray_record **record;	/* the debug record's slot, or NULL */
+	int record_ref;		/* keeps the record's userdata alive */
+	unsigned long record_step;	/* the step its pieces belong to */
 	struct ray_tagparse *tp;	/* NULL unless tags are wanted */
 	struct ray_err tag_err;
 	int tag_failed;
@@ -275,19 +277,12 @@ keep_tail(struct ray_buf *b, const char *data, size_t len)
 		ray_buf_consume(b, b->len - TAIL_MAX);
 }
 
+/* A chunk of output into the debug record; keeping it is best effort. */
 static void
-write_all(int fd, const char *data, size_t len)
+record_chunk(struct ray_job *j, const char *piece, const char *data, size_t len)
 {
-	while (len > 0) {
-		ssize_t w = write(fd, data, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;	/* a debug copy is best effort */
-		data += w;
-		len -= (size_t)w;
-	}
+	if (j->record != NULL && *j->record != NULL)
+		ray_record_put(*j->record, j->record_step, piece, data, len);
 }
 
 /* <print> text goes to stdout as it arrives, one newline after each. */
@@ -382,8 +377,7 @@ on_out(void *ud, const char *data, size_t len)
 {
 	struct ray_job *j = ud;
 
-	if (j->out_fd >= 0)
-		write_all(j->out_fd, data, len);
+	record_chunk(j, "stdout", data, len);
 	keep_tail(&j->out_tail, data, len);
 	if (j->capture && j->out_all.len < CAPTURE_MAX)
 		ray_buf_add(&j->out_all, data, len);
@@ -399,8 +393,7 @@ on_err(void *ud, const char *data, size_t len)
 {
 	struct ray_job *j = ud;
 
-	if (j->err_fd >= 0)
-		write_all(j->err_fd, data, len);
+	record_chunk(j, "stderr", data, len);
 	keep_tail(&j->err_tail, data, len);
 	if (j->capture && j->err_all.len < CAPTURE_MAX)
 		ray_buf_add(&j->err_all, data, len);
@@ -496,11 +489,9 @@ job_release(lua_State *L, struct ray_job *j)
 	j->env = NULL;
 	free(j->cwd);
 	j->cwd = NULL;
-	if (j->out_fd >= 0)
-		close(j->out_fd);
-	if (j->err_fd >= 0)
-		close(j->err_fd);
-	j->out_fd = j->err_fd = -1;
+	luaL_unref(L, LUA_REGISTRYINDEX, j->record_ref);
+	j->record_ref = LUA_NOREF;
+	j->record = NULL;
 	if (j->tp)
 		ray_tagparse_free(j->tp);
 	j->tp = NULL;
@@ -642,19 +633,6 @@ schedule(struct ray_host *h)
 
 /* ---- raymond.spawn ----------------------------------------------------- */
 
-static int
-open_append(lua_State *L, int idx, const char *field)
-{
-	const char *path;
-	int fd;
-
-	lua_getfield(L, idx, field);
-	path = lua_tostring(L, -1);
-	fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
-	lua_pop(L, 1);
-	return fd;
-}
-
 /*
  * The continuation of raymond.spawn: the job (at stack index ctx) has
  * ended or was stopped before it started.  Returns its result table.
@@ -672,10 +650,12 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
 
 /*
  * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, lines=, capture=,
- * stdout_file=, stderr_file=} runs a command and returns its result table
- * when it ends.  Must be called from a coroutine started by raymond.go.
+ * record=, record_step=} runs a command and returns its result table when
+ * it ends.  Must be called from a coroutine started by raymond.go.
  * `lines`, a function, is called with each line of stdout as it completes;
- * `capture` keeps all of stdout and stderr (up to 64 MiB each).
+ * `capture` keeps all of stdout and stderr (up to 64 MiB each); `record`,
+ * a debug record (lua_record.c), gets each chunk of stdout and stderr as
+ * a piece of step `record_step`.
  */
 static int
 api_spawn(lua_State *L)
@@ -692,7 +672,7 @@ api_spawn(lua_State *L)
 	j = lua_newuserdatauv(L, sizeof(*j), 0);	/* at 2 until resumed */
 	memset(j, 0, sizeof(*j));
 	j->h = h;
-	j->out_fd = j->err_fd = -1;
+	j->record_ref = LUA_NOREF;
 	j->lines_ref = LUA_NOREF;
 	luaL_setmetatable(L, JOB);	/* from now on __gc frees what j holds */
 
@@ -728,8 +708,15 @@ api_spawn(lua_State *L)
 		j->lines_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	else
 		lua_pop(L, 1);
-	j->out_fd = open_append(L, 1, "stdout_file");
-	j->err_fd = open_append(L, 1, "stderr_file");
+	if (lua_getfield(L, 1, "record") != LUA_TNIL) {
+		j->record = ray__record_slot(L, -1);
+		j->record_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	} else {
+		lua_pop(L, 1);
+	}
+	lua_getfield(L, 1, "record_step");
+	j->record_step = (unsigned long)lua_tointeger(L, -1);
+	lua_pop(L, 1);
 	lua_pushthread(L);
 	j->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 

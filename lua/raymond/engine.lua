@@ -139,9 +139,10 @@ local function open_run(opts, ws, rec, scope)
   })
   console.quiet = opts.quiet
   if rec.launch.debug then
-    local r, err = record.open(workspace.debug_dir(ws, rec.id))
-    if not r then return nil, err end
-    run.record = r
+    local ok, err = raymond.mkdir_p(ws.debug_root)
+    if not ok then return nil, err end
+    run.record, err = record.open(workspace.debug_path(ws, rec.id))
+    if not run.record then return nil, err end
   end
   raymond.set_max_parallel(rec.launch.max_parallel or 0)
   raymond.set_flush(function() run:flush() end)

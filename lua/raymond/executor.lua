@@ -13,14 +13,14 @@
 --   limits       job.timeout seconds without output (0: none); the
 --                process group, SIGTERM then SIGKILL on a stop: src/proc.c
 --   record       a job with a `name` is a step of the run: it is counted
---                in rec.steps and, with the debug record on, its output
---                and job.keep pieces are kept under that name
+--                in rec.steps and, with the debug record on, what it runs,
+--                its output and the job.keep pieces (prompt) are kept
+--                under that name (raymond.record)
 --
 -- job.tags, job.lines and job.capture are passed to raymond.spawn, whose
 -- result is returned with `started_at` added, and then the step's record
 -- (raymond.record) or nil, for the caller to add the outcome with
--- step:meta{...}.  job.stdout names the record piece stdout goes to
--- (default "stdout").
+-- step:finish{...}.
 
 local raymond = require("raymond")
 
@@ -39,15 +39,16 @@ function M.run(run, job)
     timeout = job.timeout, tags = job.tags, lines = job.lines, capture = job.capture,
   }
   local step
+  local t0 = raymond.now()
   if job.name then
     run.rec.steps = run.rec.steps + 1
-    if run.record then step = run.record:step(run.rec.steps, job.name) end
+    if run.record then
+      step = run.record:step(run.rec.steps, job.name,
+        { argv = req.argv, cwd = req.cwd, started_at = t0, input = job.input })
+      for piece, text in pairs(job.keep or {}) do step:put(piece, text) end
+      req.record, req.record_step = step.record, step.n
+    end
   end
-  if step then
-    req.stdout_file, req.stderr_file = step:path(job.stdout or "stdout"), step:path("stderr")
-    for ext, text in pairs(job.keep or {}) do step:put(ext, text) end
-  end
-  local t0 = raymond.now()
   local res = raymond.spawn(req)
   res.started_at = t0
   return res, step

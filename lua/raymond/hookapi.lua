@@ -66,7 +66,7 @@ function M.new(run)
     local timeout, cut = bounded(t.timeout or launch.timeout)
     local res = executor.run(run, {
       argv = claude.argv(spec), timeout = timeout, lines = reader.line,
-      name = "hook_evaluate", stdout = "stream.jsonl", keep = { prompt = t.prompt },
+      name = "hook_evaluate", keep = { prompt = t.prompt },
     })
     check_cut(res, cut)
     local out = claude.outcome(res, reader)

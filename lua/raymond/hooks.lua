@@ -30,6 +30,7 @@
 local raymond = require("raymond")
 local console = require("raymond.console")
 local events = require("raymond.events")
+local text = require("raymond.text")
 
 local M = {}
 
@@ -70,7 +71,7 @@ end
 local function hook_sleep(s)
   local left = raymond.limit_left()
   if left and s >= left then
-    raymond.sleep(left)
+    if not raymond.sleep(left) then error("the run is stopping", 2) end
     error("hook exceeded its time limit", 2)
   end
   if not raymond.sleep(s) then error("the run is stopping", 2) end
@@ -89,7 +90,7 @@ local function raymond_api(api)
   local r = {
     version = raymond.version, log = log, parse_tags = raymond.parse_tags,
     read_file = raymond.read_file, write_atomic = raymond.write_atomic,
-    now = raymond.now, sleep = hook_sleep, hash = raymond.hash,
+    now = raymond.now, sleep = hook_sleep, hash = raymond.hash, trim = text.trim,
     json = readonly({ encode = raymond.json_encode, decode = json_decode }, "raymond.json"),
   }
   for k, v in pairs(api or {}) do r[k] = v end
@@ -286,8 +287,10 @@ function M.emit(set, name, ev)
   for _, file in ipairs(set.files) do
     local fn = file.handlers[name]
     if fn then
-      local ok, d = raymond.limited_call(file.calls[name], ev, M.instructions, M.seconds)
+      local ok, d, why = raymond.limited_call(file.calls[name], ev, M.instructions, M.seconds)
       local err, warnings
+      -- A signal cut the call short: the run is stopping, nobody failed.
+      if why == "interrupt" then return nil, "interrupted" end
       if not ok then
         err = string.format("hook %s failed in %s: %s", file.name, name, tostring(d))
       elseif d ~= nil then

@@ -1,15 +1,18 @@
--- raymond.record: the debug record of a run, .raymond/debug/<id>/.
+-- raymond.record: the debug record of a run, .raymond/debug/<id>.record.
 --
---   local rec = record.open(dir)        nil when there is no record
+--   local rec = record.open(path)       nil and a message if it cannot be
 --   local step = rec:step(n, name)      one script run or Claude turn
---   step:path(ext)                      where the spawn copies an output
---   step:put(ext, text)                 a piece of the step (prompt, argv)
---   step:meta(table)                    timing and outcome, as JSON
---   rec:transition(agent_id, from, to)  one line of transitions.log
+--   step:put(piece, text)               a piece of it: prompt, ...
+--   step:finish(table)                  its outcome ("end", as JSON)
+--   step.record, step.n                 for raymond.spawn, which puts the
+--                                       child's stdout and stderr chunks
+--   rec:transition(agent_id, from, to)  one transition ("transition")
 --   rec:close()
 --
+-- One file per run, appended to (src/record.h has the layout): a piece is
+-- one write, so the record costs little even for a chain of short steps.
 -- Keeping a record never stops a run: a piece that cannot be written is
--- left out.
+-- left out.  `raymond.record_read` (below) reads it back.
 
 local raymond = require("raymond")
 local runstate = require("raymond.runstate")
@@ -22,37 +25,50 @@ Record.__index = Record
 local Step = {}
 Step.__index = Step
 
-local function write_file(path, text)
-  local f = io.open(path, "wb")
-  if f then
-    f:write(text)
-    f:close()
-  end
+function M.open(path)
+  local ud, err = raymond.record_open(path)
+  if not ud then return nil, err end
+  return setmetatable({ ud = ud, last = 0 }, Record)
 end
 
-function M.open(dir)
-  local ok, err = raymond.mkdir_p(dir)
-  if not ok then return nil, err end
-  return setmetatable({ dir = dir }, Record)
+-- Step `n` of the run, named e.g. "main_START.md" or "hook_evaluate";
+-- `start` (a table) says what it runs.
+function Record:step(n, name, start)
+  self.last = n
+  local s = setmetatable({ record = self.ud, n = n }, Step)
+  start.name = name
+  s:put("start", raymond.json_encode(start) or "{}")
+  return s
 end
 
--- Step `n` of the run, named e.g. "main_START.md" or "hook_evaluate".
-function Record:step(n, name)
-  local base = string.format("%s/%05d_%s", self.dir, n, name)
-  return setmetatable({ base = base }, Step)
-end
+function Step:put(piece, text) self.record:put(self.n, piece, text) end
 
-function Step:path(ext) return self.base .. "." .. ext end
+function Step:finish(t) self:put("end", raymond.json_encode(t) or "{}") end
 
-function Step:put(ext, text) write_file(self.base .. "." .. ext, text) end
-
-function Step:meta(t) write_file(self.base .. ".meta.json", raymond.json_encode(t) or "") end
-
+-- A transition belongs to the last step that began.
 function Record:transition(agent_id, from, text)
-  raymond.append_file(self.dir .. "/transitions.log",
-    string.format("%s [%s] %s -> %s\n", runstate.iso(raymond.now()), agent_id, from, text))
+  self.ud:put(self.last, "transition",
+    string.format("%s [%s] %s -> %s", runstate.iso(raymond.now()), agent_id, from, text))
 end
 
-function Record:close() end
+function Record:close() self.ud:close() end
+
+-- The pieces of the record at `path`, in order: a list of
+-- { step =, piece =, data = }; or nil and a message.
+function M.read(path)
+  local text, err = raymond.read_file(path)
+  if not text then return nil, err end
+  local magic = "raymond record 1\n"
+  if text:sub(1, #magic) ~= magic then return nil, path .. " is not a raymond debug record" end
+  local pieces, pos = {}, #magic + 1
+  while pos <= #text do
+    local step, piece, len, after = text:match("^@ (%d+) ([%w._-]+) (%d+)\n()", pos)
+    if not step then return nil, string.format("%s: a piece header is damaged at byte %d", path, pos) end
+    len = tonumber(len)
+    pieces[#pieces + 1] = { step = tonumber(step), piece = piece, data = text:sub(after, after + len - 1) }
+    pos = after + len + 1
+  end
+  return pieces
+end
 
 return M

@@ -7,7 +7,7 @@
 --
 --   .raymond/state/<id>.json    the run's state (see raymond.runstate)
 --   .raymond/state/<id>.lock    held (flock) by the process driving the run
---   .raymond/debug/<id>/        per-step output and transitions.log
+--   .raymond/debug/<id>.record  the debug record (raymond.record)
 
 local raymond = require("raymond")
 
@@ -36,7 +36,7 @@ end
 
 function M.state_path(ws, id) return ws.state_dir .. "/" .. id .. ".json" end
 function M.lock_path(ws, id) return ws.state_dir .. "/" .. id .. ".lock" end
-function M.debug_dir(ws, id) return ws.debug_root .. "/" .. id end
+function M.debug_path(ws, id) return ws.debug_root .. "/" .. id .. ".record" end
 
 function M.valid_id(id)
   if #id == 0 or #id > 128 or not id:match("^[%w_-]+$") then

@@ -49,6 +49,32 @@ state_file() { echo ".raymond/state/$(run_id).json"; }
 # The only run's state as a resume would read it (state file and journal).
 state_json() { "$RAYMOND" --status "$(run_id)" --json; }
 
+# two_step: a workflow wf/ of START.sh -> B.sh -> result "b"; B.sh
+# leaves a mark (b-ran) when it runs.
+two_step() {
+	state START.sh <<-\EOS
+	echo "<goto>B</goto>"
+	EOS
+	state B.sh <<-\EOS
+	echo b >>b-ran
+	echo "<result>b</result>"
+	EOS
+}
+
+# record_piece FILE STEP PIECE: the data of PIECE of STEP in the debug
+# record FILE (src/record.h), byte for byte; several such pieces (stdout
+# chunks) one after the other.
+record_piece() {
+	LC_ALL=C awk -v step="$2" -v piece="$3" '
+	NR == 1 { left = -1; next }
+	left < 0 { split($0, h, " "); want = h[2] == step && h[3] == piece; left = h[4] + 1; next }
+	{
+		left -= length($0) + 1
+		if (want) printf "%s%s", $0, (left > 0 ? "\n" : "")
+		if (left <= 0) left = -1
+	}' "$1"
+}
+
 test_expect_success() {
 	title=$1 body=$2
 	test_count=$((test_count + 1))

@@ -482,19 +482,29 @@ test_expect_success 'the debug record keeps prompt, argv, stream, stderr and met
 	MOCK: reply <result>ok</result>
 	EOS
 	raymond wf --workflow-id dbg >out 2>err &&
-	b=.raymond/debug/dbg/00001_main_START.md &&
-	for x in prompt argv.json stream.jsonl stderr meta.json; do
-		test -f "$b.$x" || { echo "missing $b.$x"; ls -R .raymond; return 1; }
+	b=.raymond/debug/dbg.record &&
+	for x in start prompt stdout end; do
+		grep -a -q "^@ 1 $x " "$b" || { echo "missing piece $x"; cat "$b"; return 1; }
 	done &&
-	cmp wf/START.md "$b.prompt" &&
+	record_piece "$b" 1 prompt >prompt &&
+	cmp wf/START.md prompt &&
 	s=$(log 1 | jstr session) &&
-	has "\"--session-id\",\"$s\"" <"$b.argv.json" &&
-	has "\"type\":\"result\"" <"$b.stream.jsonl" &&
-	has "\"session\":\"$s\"" <"$b.meta.json" &&
-	approx "$(jnum cost_usd <"$b.meta.json")" 0.0075 &&
+	record_piece "$b" 1 start | has "\"--session-id\",\"$s\"" &&
+	record_piece "$b" 1 start | has "\"name\":\"main_START.md\"" &&
+	record_piece "$b" 1 stdout | has "\"type\":\"result\"" &&
+	record_piece "$b" 1 end >meta &&
+	has "\"session\":\"$s\"" <meta &&
+	approx "$(jnum cost_usd <meta)" 0.0075 &&
+	grep -a -q "^@ 1 transition " "$b" &&
+	state ERR.sh <<-\EOS &&
+	echo "to stderr" >&2
+	echo "<result>e</result>"
+	EOS
+	raymond wf/ERR.sh --workflow-id dbg2 >out 2>err &&
+	eq "stderr piece" "$(record_piece .raymond/debug/dbg2.record 1 stderr)" "to stderr" &&
 	raymond wf --workflow-id nodbg --no-debug >out 2>err &&
 	eq stdout "$(cat out)" ok &&
-	test ! -e .raymond/debug/nodbg
+	test ! -e .raymond/debug/nodbg.record
 '
 
 test_expect_success 'a missing CLI stops the run at once with a hint to install it or give --claude' '

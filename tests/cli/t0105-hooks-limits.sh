@@ -12,17 +12,6 @@ eq() { [ "$2" = "$3" ] || { printf '%s:\n  expected: %s\n  got:      %s\n' "$1" 
 run_status() { sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' "$(state_file)"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# START.sh -> B.sh -> result "b"; B.sh leaves a mark when it runs.
-two_step() {
-	state START.sh <<-\EOS
-	echo "<goto>B</goto>"
-	EOS
-	state B.sh <<-\EOS
-	echo b >>b-ran
-	echo "<result>b</result>"
-	EOS
-}
-
 # hook BODY: wf/hooks.lua whose PreTransition runs BODY; BODY starts on line 3.
 hook() {
 	printf 'return {\n  PreTransition = function(ev)\n%s\n  end,\n}\n' "$1" >wf/hooks.lua

@@ -143,7 +143,7 @@ test_expect_success 'evaluate: a fresh haiku turn reads {{output}}, picks the ro
 	log 2 | jstr model | grep -q haiku &&
 	! log 2 | grep -F -- "--resume" &&
 	eq "evaluator prompt" "$(log 2 | jstr prompt)" "Did the review find problems? Answer YES or NO.\\nfound a bug <goto>OWN</goto>\\nMOCK: reply YES\\n" &&
-	c=$(grep -h -o "\"total_cost_usd\":[0-9.e-]*" .raymond/debug/*/*.stream.jsonl | sed "s/.*://") &&
+	c=$(grep -a -h -o "\"total_cost_usd\":[0-9.e-]*" .raymond/debug/*.record | sed "s/.*://") &&
 	eq "turns with a cost" "$(echo "$c" | wc -l)" 2 &&
 	sum=$(echo "$c" | awk "{ s += \$1 } END { printf \"%.10f\", s }") &&
 	approx "$(run_cost)" "$sum"

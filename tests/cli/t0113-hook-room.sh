@@ -13,17 +13,6 @@ run_status() { sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' "$(state_file)"; }
 has() { grep -q "$1" err || { echo "stderr does not say \"$1\":"; cat err; return 1; }; }
 no_crash() { ! grep -q "internal error" err || { echo "reported as an internal error:"; cat err; return 1; }; }
 
-# START.sh -> B.sh -> result "b"; B.sh leaves a mark when it runs.
-two_step() {
-	state START.sh <<-\EOS
-	echo "<goto>B</goto>"
-	EOS
-	state B.sh <<-\EOS
-	echo b >>b-ran
-	echo "<result>b</result>"
-	EOS
-}
-
 # fixed_resumes: with a harmless hooks.lua the run resumes and ends with "b".
 fixed_resumes() {
 	echo "return {}" >wf/hooks.lua &&

@@ -116,13 +116,12 @@ local function spawn(run, agent, inv, turn)
   end or nil)
   local res, step = executor.run(run, {
     argv = argv, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line,
-    name = agent.id .. "_" .. agent.state, stdout = "stream.jsonl",
-    keep = { prompt = inv.prompt, ["argv.json"] = raymond.json_encode(argv) or "" },
+    name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt },
   })
   local out = claude.outcome(res, reader)
   if step then
-    step:meta({
-      started_at = res.started_at, duration = res.duration, exit = res.exit, signal = res.signal,
+    step:finish({
+      duration = res.duration, exit = res.exit, signal = res.signal,
       timed_out = res.timed_out, cost_usd = out.cost, session = out.session or turn.id,
       session_mode = turn.mode, outcome = out.kind, message = out.msg,
     })

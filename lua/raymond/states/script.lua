@@ -62,10 +62,11 @@ function M.run(run, agent)
   local res, step = executor.run(run, {
     argv = { "bash", file }, env = script_env(run, agent, file), cwd = agent.cwd,
     timeout = run.rec.launch.timeout, tags = true, name = agent.id .. "_" .. agent.state,
+    input = agent.input,
   })
   if step then
-    step:meta({ started_at = res.started_at, duration = res.duration, exit = res.exit, signal = res.signal,
-                timed_out = res.timed_out, killed = res.killed, input = agent.input })
+    step:finish({ duration = res.duration, exit = res.exit, signal = res.signal,
+                  timed_out = res.timed_out, killed = res.killed })
   end
   local bad = failure(run, res)
   if bad then return bad end
