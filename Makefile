@@ -22,7 +22,8 @@ SRCS     := $(wildcard src/*.c)
 CORE     := $(filter-out src/main.c,$(SRCS))
 OBJS     := $(SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded.o
 CORE_OBJS:= $(CORE:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded.o
-LUA_SRCS := $(wildcard lua/raymond/*.lua) $(wildcard hooks/*.lua)
+LUA_SRCS := $(wildcard lua/raymond/*.lua) $(wildcard lua/raymond/commands/*.lua) \
+            $(wildcard hooks/*.lua)
 UNIT     := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT:tests/unit/%.c=$(BUILD)/tests/%)
 
