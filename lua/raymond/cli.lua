@@ -4,9 +4,12 @@
 --   -- or nil, { msg =, hint = } for a command line that cannot be run
 --
 -- `name` names an entry of raymond.commands; `opts` is the table the
--- command receives (and run and resume hand to the engine).  Options that
--- were not given stay nil, so a resumed run can tell "not given" from
--- "given as the default".
+-- command receives (and run and resume hand to the engine): `command`,
+-- `cwd`, the arguments (`workflow`, `resume`, `status`, `topic`) and one
+-- field per option given (the `key`s below).  Options that were not given
+-- stay nil, so a resumed run can tell "not given" from "given as the
+-- default"; `quiet` is always a boolean, and `implied` is true when a bare
+-- WORKFLOW implied the run command.
 --
 -- Two forms are read.  When the first argument names a command, git style,
 -- the rest are that command's arguments and the options its module lists.
@@ -102,7 +105,7 @@ local function number(s, max)
   return v + 0.0
 end
 
--- Check `value` for option `o` (written `flag`) and store it in opts.
+-- Check the value given to option `o` and store it in opts.
 local function take(opts, o, value)
   local flag = "--" .. o.name
   if o.number then
@@ -153,9 +156,13 @@ local function lookup(name, accepted)
 end
 
 -- Read `args` (from index `first`) against the options named in
--- `accepted`.  Calls on.option(o, written) for each option before its
--- value is taken, so --help can end the reading; returns the arguments
--- that are not options, or nil and an error.
+-- `accepted`, storing their values in `opts`.  `on` holds:
+--   option(o)     called for each option before its value is taken; a
+--                 command name returned ends the reading (--help)
+--   hint          the hint of every error
+--   refuse(flag)  the message for an option only other commands take
+-- Returns the arguments that are not options (and the command that ended
+-- the reading), or nil and an error.
 local function read(args, first, accepted, opts, on)
   local rest = {}
   local i = first
@@ -166,7 +173,7 @@ local function read(args, first, accepted, opts, on)
       table.move(args, i, #args, #rest + 1, rest)
       break
     elseif a == "-h" then
-      local stop = on.option(M.by_name.help, a)
+      local stop = on.option(M.by_name.help)
       if stop then return rest, stop end
     elseif a:sub(1, 2) == "--" then
       local name, value = a:match("^%-%-([^=]*)=(.*)$")
@@ -174,9 +181,10 @@ local function read(args, first, accepted, opts, on)
       local o, why, names = lookup(name, accepted)
       if not o then
         if why == "ambiguous" then
-          return fail(string.format("option '%s' is ambiguous: --%s", a, table.concat(names, ", --")), on.hint)
+          return fail(string.format("option '--%s' is ambiguous: --%s", name, table.concat(names, ", --")),
+            on.hint)
         elseif why == "elsewhere" and on.refuse then
-          return fail(on.refuse(a), on.hint)
+          return fail(on.refuse("--" .. name), on.hint)
         end
         return fail(string.format("unknown option '%s'", a), on.hint)
       end
@@ -187,7 +195,7 @@ local function read(args, first, accepted, opts, on)
       elseif not o.arg and value then
         return fail(string.format("option '--%s' takes no value", o.name), on.hint)
       end
-      local stop = on.option(o, a)
+      local stop = on.option(o)
       if stop then return rest, stop end
       if o.arg then
         local ok, err = take(opts, o, value)
@@ -250,7 +258,7 @@ local function parse_old(args, opts)
 end
 
 -- The option names a command accepts, from its groups.
-function M.accepted(cmd)
+local function accepted(cmd)
   local names = {}
   for _, group in ipairs(cmd.flags or {}) do
     table.move(group, 2, #group, #names + 1, names)
@@ -264,10 +272,12 @@ local function parse_command(name, args, opts)
   local cmd = commands.load(name)
   local hint = "see: raymond help " .. name
   opts.command = name
-  local rest, stop = read(args, 2, M.accepted(cmd), opts, {
+  local rest, stop = read(args, 2, accepted(cmd), opts, {
     hint = hint,
     option = function(o) return o.name == "help" and "help" end,
-    refuse = function(a) return string.format("option '%s' does not go with raymond %s", a, name) end,
+    refuse = function(flag)
+      return string.format("option '%s' does not go with raymond %s", flag, name)
+    end,
   })
   if not rest then return nil, stop end
   if stop then

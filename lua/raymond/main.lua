@@ -20,7 +20,8 @@ local code
 function M.main(argv, cwd)
   local name, opts = cli.parse(argv, cwd)
   if not name then
-    require("raymond.console").error(opts.msg, nil, opts.hint)
+    local err = opts
+    require("raymond.console").error(err.msg, nil, err.hint)
     code = 1
     return
   end
