@@ -1,0 +1,303 @@
+-- raymond.cli: the command line, from argv to a command and its options.
+--
+--   local name, opts = cli.parse(argv, cwd)
+--   -- or nil, { msg =, hint = } for a command line that cannot be run
+--
+-- `name` names an entry of raymond.commands; `opts` is the table the
+-- command receives (and run and resume hand to the engine): `command`,
+-- `cwd`, the arguments (`workflow`, `resume`, `status`, `topic`) and one
+-- field per option given (the `key`s below).  Options that were not given
+-- stay nil, so a resumed run can tell "not given" from "given as the
+-- default"; `quiet` is always a boolean, and `implied` is true when a bare
+-- WORKFLOW implied the run command.
+--
+-- Two forms are read.  When the first argument names a command, git style,
+-- the rest are that command's arguments and the options its module lists.
+-- Otherwise argv is the old form: `raymond WORKFLOW [options]`, where
+-- --resume, --list, --status, --help and --version choose the command and
+-- every option is accepted.
+--
+-- Options are long (`--input TEXT` or `--input=TEXT`), may be shortened
+-- while they stay unambiguous, may come before or after the arguments,
+-- and `--` ends them; -h is --help.
+
+local commands = require("raymond.commands")
+
+local M = {}
+
+-- Every option raymond knows.  An entry:
+--   name     the option without its dashes
+--   key      the field of opts it sets (default: none)
+--   arg      the value's placeholder, for options taking one
+--   value    what a flag sets its key to (default true)
+--   number   the largest number allowed; the value must be a number
+--   whole    the number must be a whole number
+--   one_of   the values allowed
+--   many     how many times it may be given; its key holds a list
+--   command  in the old form, the command this option chooses
+--   help     what it does, for help text (lines split at "\n")
+M.options = {
+  { name = "input", key = "input", arg = "TEXT",
+    help = "payload for the first state ({{input}}, $RAYMOND_INPUT)" },
+  { name = "workflow-id", key = "workflow_id", arg = "ID",
+    help = "name the new run (letters, digits, _ and -)" },
+  { name = "timeout", key = "timeout", arg = "SECONDS", number = 1e7,
+    help = "stop a state that prints nothing for this long\n(default 600, 0 = no limit)" },
+  { name = "max-parallel", key = "max_parallel", arg = "N", number = 1e6, whole = true,
+    help = "run at most N states at once (default 32, 0 = no limit)" },
+  { name = "budget", key = "budget", arg = "USD", number = 1e6,
+    help = "stop the run once it has spent this much (default 10.00,\n" ..
+           "0 = no limit); each turn also gets the rest as its cap" },
+  { name = "model", key = "model", arg = "NAME",
+    help = "model for states whose frontmatter names none (haiku,\nsonnet, opus or a full model id)" },
+  { name = "effort", key = "effort", arg = "LEVEL", one_of = { "low", "medium", "high", "xhigh", "max" },
+    help = "low, medium, high, xhigh or max, likewise" },
+  { name = "claude", key = "claude", arg = "PATH",
+    help = "the claude executable (default: RAYMOND_CLAUDE, else\nclaude on PATH)" },
+  { name = "dangerously-skip-permissions", key = "skip_permissions",
+    help = "let Claude run any tool without asking (default: it may\n" ..
+           "edit files, see --permission-mode acceptEdits)" },
+  { name = "no-wait", key = "no_wait",
+    help = "stop at a usage limit instead of waiting for its reset" },
+  { name = "hooks", key = "hooks", arg = "FILE", many = 64,
+    help = "load FILE after the default hooks and the workflow's\n" ..
+           "hooks.lua and hooks/*.lua; may be given again" },
+  { name = "no-default-hooks", key = "no_default_hooks",
+    help = "leave out the built-in hooks (budget, max_visits,\nevaluate, loop detection)" },
+  { name = "quiet", key = "quiet",
+    help = "print no progress, only errors and the workflow's output" },
+  { name = "no-debug", key = "debug", value = false,
+    help = "keep no per-step record in .raymond/debug/" },
+  { name = "json", key = "json",
+    help = "print the run's whole state as JSON, as a resume would\nread it" },
+  { name = "resume", key = "resume", arg = "ID", command = "resume",
+    help = "continue a run that failed, stopped or was killed" },
+  { name = "list", command = "list", help = "list runs with their status" },
+  { name = "status", key = "status", arg = "ID", command = "status",
+    help = "show a run's agents, stacks and hooks" },
+  { name = "version", command = "version", help = "print the version" },
+  { name = "help", command = "help", help = "print this help" },
+}
+
+M.by_name = {}
+for _, o in ipairs(M.options) do M.by_name[o.name] = o end
+
+-- The option groups commands share (see raymond.commands).
+M.groups = {
+  markdown = { "markdown states (the Claude Code CLI)", "budget", "model", "effort", "claude",
+               "dangerously-skip-permissions", "no-wait" },
+  hooks = { "hooks (Lua files returning handlers by event; see docs/hooks.md)",
+            "hooks", "no-default-hooks" },
+  output = { "output", "quiet", "no-debug" },
+}
+
+local function fail(msg, hint)
+  return nil, { msg = msg, hint = hint }
+end
+
+-- A number from 0 to `max`, read as C's strtod reads it: no trailing
+-- blanks, and a hexadecimal integer never wraps around.
+local function number(s, max)
+  if s:find("%s$") then return nil end
+  if s:find("^%s*[-+]?0[xX]") and not s:find("[pP]") then s = s .. "p0" end
+  local v = tonumber(s)
+  if not v or not (v >= 0 and v <= max) then return nil end
+  return v + 0.0
+end
+
+-- Check the value given to option `o` and store it in opts.
+local function take(opts, o, value)
+  local flag = "--" .. o.name
+  if o.number then
+    local v = number(value, o.number)
+    if not v then
+      return fail(string.format("%s needs a number from 0 to %g, got '%s'", flag, o.number, value),
+        string.format("for example: %s 300", flag))
+    end
+    if o.whole then
+      v = math.tointeger(v)
+      if not v then return fail(string.format("%s needs a whole number, got '%s'", flag, value)) end
+    end
+    opts[o.key] = v
+  elseif o.one_of then
+    local ok = false
+    for _, allowed in ipairs(o.one_of) do ok = ok or value == allowed end
+    if not ok then
+      return fail(string.format("%s must be %s or %s, not '%s'", flag,
+        table.concat(o.one_of, ", ", 1, #o.one_of - 1), o.one_of[#o.one_of], value))
+    end
+    opts[o.key] = value
+  elseif o.many then
+    local list = opts[o.key] or {}
+    if #list == o.many then
+      return fail(string.format("more than %d %s files", o.many, flag),
+        "put hook files in the workflow's hooks/ folder instead")
+    end
+    list[#list + 1] = value
+    opts[o.key] = list
+  elseif o.key then
+    opts[o.key] = value
+  end
+  return true
+end
+
+-- The option `name` stands for among `accepted` (a list of names): the
+-- one spelled so, else the only one it begins.  nil and why otherwise.
+local function lookup(name, accepted)
+  if name == "" then return nil, "unknown" end
+  local found = {}
+  for _, a in ipairs(accepted) do
+    if a == name then return M.by_name[a] end
+    if a:sub(1, #name) == name then found[#found + 1] = a end
+  end
+  if #found == 1 then return M.by_name[found[1]] end
+  if #found > 1 then return nil, "ambiguous", found end
+  return nil, M.by_name[name] and "elsewhere" or "unknown"
+end
+
+-- Read `args` (from index `first`) against the options named in
+-- `accepted`, storing their values in `opts`.  `on` holds:
+--   option(o)     called for each option before its value is taken; a
+--                 command name returned ends the reading (--help)
+--   hint          the hint of every error
+--   refuse(flag)  the message for an option only other commands take
+-- Returns the arguments that are not options (and the command that ended
+-- the reading), or nil and an error.
+local function read(args, first, accepted, opts, on)
+  local rest = {}
+  local i = first
+  while i <= #args do
+    local a = args[i]
+    i = i + 1
+    if a == "--" then
+      table.move(args, i, #args, #rest + 1, rest)
+      break
+    elseif a == "-h" then
+      local stop = on.option(M.by_name.help)
+      if stop then return rest, stop end
+    elseif a:sub(1, 2) == "--" then
+      local name, value = a:match("^%-%-([^=]*)=(.*)$")
+      name = name or a:sub(3)
+      local o, why, names = lookup(name, accepted)
+      if not o then
+        if why == "ambiguous" then
+          return fail(string.format("option '--%s' is ambiguous: --%s", name, table.concat(names, ", --")),
+            on.hint)
+        elseif why == "elsewhere" and on.refuse then
+          return fail(on.refuse("--" .. name), on.hint)
+        end
+        return fail(string.format("unknown option '%s'", a), on.hint)
+      end
+      if o.arg and not value then
+        if i > #args then return fail(string.format("option '%s' needs a value", a), on.hint) end
+        value = args[i]
+        i = i + 1
+      elseif not o.arg and value then
+        return fail(string.format("option '--%s' takes no value", o.name), on.hint)
+      end
+      local stop = on.option(o)
+      if stop then return rest, stop end
+      if o.arg then
+        local ok, err = take(opts, o, value)
+        if not ok then return nil, err end
+      elseif o.key then
+        if o.value == nil then opts[o.key] = true else opts[o.key] = o.value end
+      end
+    elseif a:sub(1, 1) == "-" and a ~= "-" then
+      return fail(string.format("unknown option '%s'", a), on.hint)
+    else
+      rest[#rest + 1] = a
+    end
+  end
+  return rest
+end
+
+-- Every option name, for the old form.
+local function all_names()
+  local names = {}
+  for i, o in ipairs(M.options) do names[i] = o.name end
+  return names
+end
+
+-- The old form: raymond WORKFLOW [options], raymond --resume ID, ...
+local function parse_old(args, opts)
+  opts.command = "run"
+  local hint = "see: raymond --help"
+  local rest, stop = read(args, 1, all_names(), opts, {
+    hint = hint,
+    option = function(o)
+      if o.command then opts.command = o.command end
+      -- As --help and --version end the reading, nothing after them counts.
+      return (o.command == "help" or o.command == "version") and o.command
+    end,
+  })
+  if not rest then return nil, stop end
+  if stop then return stop, opts end
+  if rest[2] then
+    return fail(string.format("unexpected argument '%s'", rest[2]),
+      "give one WORKFLOW; quote --input text that has spaces")
+  end
+  opts.workflow = rest[1]
+  if opts.command == "run" then
+    if not opts.workflow then
+      return fail("no workflow given",
+        "raymond WORKFLOW (a folder or a state file), or raymond --resume ID; see raymond --help")
+    end
+    opts.implied = true
+  elseif opts.workflow then
+    return fail(string.format(
+      "a WORKFLOW argument ('%s') cannot go with --resume, --list or --status", opts.workflow))
+  end
+  if opts.json and opts.command ~= "status" then
+    return fail("--json goes with --status", "raymond --status ID --json")
+  end
+  if opts.command == "resume" and opts.input then
+    return fail("--input cannot go with --resume: a resumed state keeps its own input")
+  end
+  return opts.command, opts
+end
+
+-- The option names a command accepts, from its groups.
+local function accepted(cmd)
+  local names = {}
+  for _, group in ipairs(cmd.flags or {}) do
+    table.move(group, 2, #group, #names + 1, names)
+  end
+  names[#names + 1] = "help"
+  return names
+end
+
+-- The new form: raymond NAME [arguments] [options].
+local function parse_command(name, args, opts)
+  local cmd = commands.load(name)
+  local hint = "see: raymond help " .. name
+  opts.command = name
+  local rest, stop = read(args, 2, accepted(cmd), opts, {
+    hint = hint,
+    option = function(o) return o.name == "help" and "help" end,
+    refuse = function(flag)
+      return string.format("option '%s' does not go with raymond %s", flag, name)
+    end,
+  })
+  if not rest then return nil, stop end
+  if stop then
+    return "help", { command = "help", topic = name, cwd = opts.cwd }
+  end
+  local spec = cmd.args or {}
+  for i, arg in ipairs(spec) do
+    if rest[i] == nil and not arg.optional then return fail(arg.missing, arg.hint) end
+    opts[arg.key] = rest[i]
+  end
+  if rest[#spec + 1] then
+    return fail(string.format("unexpected argument '%s'", rest[#spec + 1]), cmd.extra_hint or hint)
+  end
+  return name, opts
+end
+
+function M.parse(args, cwd)
+  local opts = { cwd = cwd, quiet = false }
+  if commands.by_name[args[1]] then return parse_command(args[1], args, opts) end
+  return parse_old(args, opts)
+end
+
+return M

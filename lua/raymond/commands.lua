@@ -1,0 +1,54 @@
+-- raymond.commands: the table of raymond's commands, git style.
+--
+--   local cmd = commands.load("run")   -- the module, with name and summary
+--
+-- One line per command: its name and a one-line summary for
+-- `raymond help`.  Everything else about a command lives in its module,
+-- raymond.commands.NAME, which returns a table:
+--
+--   usage       the usage lines, e.g. { "raymond status ID [--json]" }
+--   args        its arguments in order: { key = field of opts, name =,
+--               optional = true, or missing = message and hint = }
+--   extra_hint  the hint when more arguments are given
+--   flags       the options it accepts, in groups for help text:
+--               { "group title", "option", "option", ... } (see raymond.cli)
+--   help        a paragraph saying what it does, for `raymond help NAME`
+--   main(opts)  does the command; returns the exit status, or nil and
+--               what it left working in the event loop (a run)
+--   finish(left, crashed, signo)
+--               optional: the exit status once the loop has drained
+--
+-- So a new command is one module plus one line here.  A first argument
+-- naming a command is that command even when a folder of that name
+-- exists; `raymond run NAME` or `raymond ./NAME` runs such a workflow.
+
+local M = {}
+
+M.list = {
+  { name = "run", summary = "run a workflow (raymond WORKFLOW does the same)" },
+  { name = "resume", summary = "continue a run that failed, stopped or was killed" },
+  { name = "list", summary = "list runs with their status" },
+  { name = "status", summary = "show a run's agents, stacks and hooks" },
+  { name = "help", summary = "print this help, or a command's" },
+  { name = "version", summary = "print the version" },
+}
+
+M.by_name = {}
+for _, c in ipairs(M.list) do M.by_name[c.name] = c end
+
+-- The command's module, with its name and summary filled in.
+function M.load(name)
+  local entry = M.by_name[name]
+  local cmd = require("raymond.commands." .. name)
+  cmd.name, cmd.summary = entry.name, entry.summary
+  return cmd
+end
+
+-- The names in table order.
+function M.names()
+  local names = {}
+  for i, c in ipairs(M.list) do names[i] = c.name end
+  return names
+end
+
+return M

@@ -1,0 +1,44 @@
+-- raymond.commands.resume: `raymond resume ID [options]`, and the old
+-- `raymond --resume ID`: continue a run from its state file.
+--
+-- main(opts) hands the options to the engine, which starts the agents
+-- again and returns while they work; finish() is the engine's.
+
+local cli = require("raymond.cli")
+
+local M = {}
+
+M.usage = { "raymond resume ID [options]" }
+
+M.args = {
+  { key = "resume", name = "ID", missing = "no run id given",
+    hint = "raymond resume ID; list runs with: raymond list" },
+}
+
+M.flags = {
+  { "resume options", "timeout", "max-parallel" },
+  cli.groups.markdown,
+  cli.groups.hooks,
+  cli.groups.output,
+}
+
+M.help = [[
+Continues the run ID after a failure, a stop or a kill: the states that
+were running run again, and nothing that completed.  Options given now win
+over the ones the run was launched with, and are kept for the next resume;
+the states keep their own input.
+
+exit status: 0 completed (or stopped by a hook), 1 error, 130 interrupted]]
+
+function M.main(opts)
+  local run, err = require("raymond.engine").resume(opts)
+  if run then return nil, run end
+  require("raymond.console").error(err.msg, err.detail, err.hint)
+  return 1
+end
+
+function M.finish(run, crashed, signo)
+  return require("raymond.engine").finish(run, crashed, signo)
+end
+
+return M

@@ -1,0 +1,75 @@
+-- raymond.commands.status: `raymond status ID [--json]`, and the old
+-- `raymond --status ID [--json]`: one run's agents, stacks and hooks, or
+-- its whole state as JSON.
+
+local raymond = require("raymond")
+local console = require("raymond.console")
+local hooks = require("raymond.hooks")
+local resolve = require("raymond.resolve")
+local runstate = require("raymond.runstate")
+local workspace = require("raymond.workspace")
+
+local M = {}
+
+M.usage = { "raymond status ID [--json]" }
+
+M.args = {
+  { key = "status", name = "ID", missing = "no run id given",
+    hint = "raymond status ID; list runs with: raymond list" },
+}
+
+M.flags = {
+  { "status options", "json" },
+}
+
+M.help = [[
+Shows the run ID: its workflow, status, steps, the hook files it loads, and
+each agent with the state it is at, the states its <result> returns to and
+its input.  With --json it prints the state file and journal as one record,
+exactly as a resume would read it, for scripts.]]
+
+function M.main(opts)
+  local ws = workspace.new(opts.cwd)
+  local id = opts.status
+  local ok, verr = workspace.valid_id(id)
+  if not ok then
+    console.error(verr)
+    return 1
+  end
+  local run, err = runstate.load(workspace.state_path(ws, id))
+  if not run then
+    console.error(err, nil, "list runs with: raymond --list")
+    return 1
+  end
+  if opts.json then
+    raymond.stdout(raymond.json_encode(run) .. "\n")
+    return 0
+  end
+  local out = {
+    "Run:       " .. run.id,
+    "Workflow:  " .. run.workflow .. " (entry " .. tostring(run.entry) .. ")",
+    "Status:    " .. run.status .. (run.error and (" - " .. run.error) or ""),
+    "Started:   " .. tostring(run.created_at),
+    "Updated:   " .. tostring(run.updated_at),
+    "Steps:     " .. run.steps,
+  }
+  local scope, serr = resolve.reopen(run.workflow)
+  local files, herr
+  if scope then files, herr = hooks.discover(scope, run.launch) else herr = serr end
+  local names = files and hooks.names(files) or { "(" .. tostring(herr) .. ")" }
+  out[#out + 1] = "Hooks:     " .. (#names > 0 and table.concat(names, "\n           ") or "(none)")
+  out[#out + 1] = "Agents:    " .. (#run.agents == 0 and "(none)" or "")
+  for _, a in ipairs(run.agents) do
+    local stack = {}
+    for i, f in ipairs(a.stack) do stack[i] = f.state end
+    local line = string.format("  %s at %s", a.id, a.state)
+    if #stack > 0 then line = line .. " (returns to " .. table.concat(stack, " < ") .. ")" end
+    if a.input then line = line .. string.format(" [input: %q]", a.input:sub(1, 60)) end
+    out[#out + 1] = line
+  end
+  if run.result then out[#out + 1] = "Result:    " .. run.result end
+  raymond.stdout(table.concat(out, "\n") .. "\n")
+  return 0
+end
+
+return M
