@@ -7,7 +7,8 @@
 #           running the same script 1000 times (the cost of the scripts
 #           themselves), and against the same loop run by sh, whose forks
 #           are cheaper; the difference divided by the steps is raymond's
-#           own cost per transition, its durable state save included.
+#           own cost per transition, its durable state save and its debug
+#           record (on, as by default) included.
 #   startup `raymond --version` against `true`.
 #   md      a 200-step markdown <goto> chain run with the fake claude of
 #           the tests, against a bash loop running the fake 200 times with
@@ -49,7 +50,8 @@ time_ns() { # command...
 chain_loop="i=1; while [ \$i -le $steps ]; do RAYMOND_INPUT=\$i bash wf/STEP.sh >/dev/null; i=\$((i + 1)); done"
 bash_chain() { bash -c "$chain_loop"; }
 sh_chain() { sh -c "$chain_loop"; }
-ray_chain() { rm -rf .raymond; "$ray" wf/STEP.sh --input 1 --quiet --no-debug; }
+# With the debug record on, as a user runs it.
+ray_chain() { rm -rf .raymond; "$ray" wf/STEP.sh --input 1 --quiet; }
 ver() { "$ray" --version; }
 tru() { /bin/true; }
 ver_loop() { for _ in $(seq 1 100); do "$ray" --version; done; }

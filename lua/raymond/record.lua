@@ -65,6 +65,9 @@ function M.read(path)
     local step, piece, len, after = text:match("^@ (%d+) ([%w._-]+) (%d+)\n()", pos)
     if not step then return nil, string.format("%s: a piece header is damaged at byte %d", path, pos) end
     len = tonumber(len)
+    if after + len > #text + 1 then
+      return nil, string.format("%s: the piece at byte %d is damaged: cut short", path, pos)
+    end
     pieces[#pieces + 1] = { step = tonumber(step), piece = piece, data = text:sub(after, after + len - 1) }
     pos = after + len + 1
   end

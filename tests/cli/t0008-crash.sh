@@ -44,6 +44,16 @@ check_trial() {
 	kill -9 "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 	sleep 0.1 # let an orphaned step finish its log lines
+	if [ -z "$(run_id 2>/dev/null)" ]; then
+		# Killed before the first save (a busy machine starts slowly):
+		# then no step may have started either.
+		if [ -n "$(started_max 2>/dev/null)" ]; then
+			echo "trial $seed: step $(started_max) started before the run was saved"
+			return 1
+		fi
+		echo "trial $seed: killed after ${delay}s, before the first save; nothing ran"
+		return 0
+	fi
 	raymond --status "$(run_id)" >/dev/null || { echo "state unreadable after kill"; return 1; }
 	if state_json | grep -q '"status":"completed"'; then
 		echo "trial $seed: kill came after the end"

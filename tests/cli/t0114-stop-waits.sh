@@ -71,12 +71,13 @@ test_expect_success 'SIGINT ends a hook waiting in raymond.sleep(100) at once' '
 test_expect_success 'SIGTERM ends the wait for a usage limit to reset at once' '
 	mkdir -p fake &&
 	export RAYMOND_CLAUDE="$FAKE" FAKE_CLAUDE_DIR=$PWD/fake &&
-	state START.md <<-\EOS &&
+	state START.md <<-\EOS
 	MOCK: limit 3600 || reply <result>b</result>
 	EOS
+	: a line of its own, so that only raymond goes to the background
 	"$RAYMOND" wf >out 2>err &
 	pid=$!
-	for _ in $(seq 1 1200); do grep -q "usage limit reached; waiting" err && break; sleep 0.05; done
+	for _ in $(seq 1 1200); do grep -q "usage limit reached; waiting" err 2>/dev/null && break; sleep 0.05; done
 	grep -q "usage limit reached; waiting" err || { echo "the run never waited"; cat err; kill -9 $pid; false; }
 	t0=$(now_ms) &&
 	kill -TERM $pid &&
