@@ -15,16 +15,12 @@ local states = require("raymond.states")
 
 local M = {}
 
--- Extension -> kind name, from the table of state kinds.
-M.kinds = {}
-for _, k in ipairs(states.list) do M.kinds[k.ext] = k.name end
-
 local foreign = { bat = true, ps1 = true }
-
 
 -- The kind of a resolved state file ("markdown" or "script").
 function M.kind(name)
-  return M.kinds[name:match("%.(%w+)$") or ""]
+  local k = states.of(name)
+  return k and k.name
 end
 
 function M.target(scope, name)
@@ -41,7 +37,7 @@ function M.target(scope, name)
     return nil, string.format("target '%s' is not a state file name", name)
   end
   local ext = name:match("%.(%w+)$")
-  if ext and M.kinds[ext] then
+  if ext and states.by_ext[ext] then
     if scope:has(name) then return name end
     return nil, string.format("state '%s' not found in %s", name, dir)
   end
