@@ -147,25 +147,24 @@ local function plain(t, depth)
   return c
 end
 
--- fn, called so that the table it returns is copied by plain(), which
--- must happen inside the limits too.
-local function copying(fn)
-  return function(arg)
-    local v = fn(arg)
-    if v == nil then return nil end
-    return plain(v, 2)
-  end
-end
+local function plain_copy(t) return plain(t, 2) end
 
--- Run fn(arg) (a copying function) within the limits of one hook call.
--- Returns ok, value-or-message.
+local limited_call = raymond.limited_call
+
+-- Run fn(arg) within the limits of one hook call, and copy a table it
+-- returns with plain() within limits too (a second call, made only when
+-- there is a table: most handlers return nothing).  Returns ok, the value
+-- or a message, and why a limit stopped it.
 local function limited(fn, arg)
-  local ok, v = raymond.limited_call(fn, arg, M.instructions, M.seconds)
-  return ok, v
+  local ok, v, why = limited_call(fn, arg, M.instructions, M.seconds)
+  if ok and type(v) == "table" then
+    ok, v, why = limited_call(plain_copy, v, M.instructions, M.seconds)
+  end
+  return ok, v, why
 end
 
 local function check_fields(name, t)
-  local file = { name = name, handlers = {}, calls = {}, on_error = "stop", frontmatter = {} }
+  local file = { name = name, handlers = {}, on_error = "stop", frontmatter = {} }
   for k, v in pairs(t) do
     if k == "on_error" then
       if v ~= "stop" and v ~= "warn" then
@@ -189,7 +188,6 @@ local function check_fields(name, t)
       return nil, string.format("hook file %s: handler for %s must be a function, got %s", name, k, type(v))
     else
       file.handlers[k] = v
-      file.calls[k] = copying(v)
     end
   end
   return file
@@ -202,7 +200,7 @@ local function load_one(name, source, api)
   if not chunk then
     return nil, string.format("hook file %s does not load: %s", name, err)
   end
-  local ok, t = limited(copying(chunk), nil)
+  local ok, t = limited(chunk, nil)
   if not ok then
     return nil, string.format("hook file %s raised while loading: %s", name, tostring(t))
   end
@@ -287,17 +285,23 @@ function M.emit(set, name, ev)
   for _, file in ipairs(set.files) do
     local fn = file.handlers[name]
     if fn then
-      local ok, d, why = raymond.limited_call(file.calls[name], ev, M.instructions, M.seconds)
-      local err, warnings
+      -- limited(), written out: this is the path every transition takes.
+      local ok, d, why = limited_call(fn, ev, M.instructions, M.seconds)
+      if ok and type(d) == "table" then
+        ok, d, why = limited_call(plain_copy, d, M.instructions, M.seconds)
+      end
+      local err
       -- A signal cut the call short: the run is stopping, nobody failed.
       if why == "interrupt" then return nil, "interrupted" end
       if not ok then
         err = string.format("hook %s failed in %s: %s", file.name, name, tostring(d))
       elseif d ~= nil then
         d, err = events.check(name, d, where(file, fn))
-        if d then warnings = err; err = nil end
+        if d then
+          for _, w in ipairs(err) do console.warn("%s", w) end
+          err = nil
+        end
       end
-      for _, w in ipairs(warnings or {}) do console.warn("%s", w) end
       if err and file.on_error == "warn" then
         console.warn("%s (ignored: the file says on_error = \"warn\")", err)
       elseif err then
