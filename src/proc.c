@@ -21,8 +21,9 @@
  *
  * WATCH does not restart the timer on every chunk: it keeps the time of
  * the last output and, when the timer fires early, re-arms it for the
- * remainder.  Everything runs on the loop's thread; signals reach us only
- * through uv_signal_t handlers elsewhere, which call ray_proc_kill_all().
+ * remainder.  Everything runs on the loop's thread; a SIGINT or SIGTERM
+ * reaches it through the scheduler's async handle (lua_sched.c), which
+ * calls ray_proc_kill_all().
  */
 #include "proc.h"
 #include "buf.h"
