@@ -198,16 +198,22 @@ api_write_atomic(lua_State *L)
 	return 1;
 }
 
+void *
+ray__check_open(lua_State *L, int idx, const char *mt, const char *what)
+{
+	void **slot = luaL_checkudata(L, idx, mt);
+
+	if (*slot == NULL)
+		luaL_argerror(L, idx, lua_pushfstring(L, "the %s is closed", what));
+	return slot;
+}
+
 #define JOURNAL_MT "raymond.journal"
 
 static struct ray_journal **
 check_journal(lua_State *L)
 {
-	struct ray_journal **jp = luaL_checkudata(L, 1, JOURNAL_MT);
-
-	if (*jp == NULL)
-		luaL_argerror(L, 1, "the journal is closed");
-	return jp;
+	return ray__check_open(L, 1, JOURNAL_MT, "journal");
 }
 
 /*
@@ -637,11 +643,7 @@ api_sha256_file(lua_State *L)
 static struct ray_archive **
 check_archive(lua_State *L)
 {
-	struct ray_archive **ap = luaL_checkudata(L, 1, ARCHIVE_MT);
-
-	if (*ap == NULL)
-		luaL_argerror(L, 1, "the archive is closed");
-	return ap;
+	return ray__check_open(L, 1, ARCHIVE_MT, "archive");
 }
 
 /*

@@ -80,6 +80,13 @@ void ray__limit_charge(lua_State *L, long steps);
 /* Replace string.find, match, gmatch, gsub and rep (lua_strlib.c). */
 void ray__strlib_install(lua_State *L);
 
+/*
+ * lua_api.c: the slot of the userdata at idx, an object of metatable mt
+ * holding a C handle (a journal, an archive, a record); raises "the WHAT
+ * is closed" once its handle was closed.
+ */
+void *ray__check_open(lua_State *L, int idx, const char *mt, const char *what);
+
 struct ray_record;
 /*
  * lua_record.c: the slot of the debug record at idx (raises if it is not

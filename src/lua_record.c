@@ -20,11 +20,7 @@
 struct ray_record **
 ray__record_slot(lua_State *L, int idx)
 {
-	struct ray_record **rp = luaL_checkudata(L, idx, RECORD_MT);
-
-	if (*rp == NULL)
-		luaL_argerror(L, idx, "the record is closed");
-	return rp;
+	return ray__check_open(L, idx, RECORD_MT, "record");
 }
 
 static int
