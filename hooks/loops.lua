@@ -19,7 +19,10 @@ return {
   PostState = function(ev)
     if ev.kind ~= "markdown" then return nil end
     local fm = ev.frontmatter or {}
-    if fm.max_visits ~= nil and fm.max_repeats == nil then return nil end
+    if fm.max_visits ~= nil and fm.max_repeats == nil then
+      ev.agent.data.last_reply = nil -- another state ran: what follows is not a repeat
+      return nil
+    end
     local limit = fm.max_repeats or ev.run.max_repeats or 3
     if limit <= 0 then return nil end
     local key = raymond.hash(ev.state .. "\0" .. (ev.output or ""))
