@@ -76,6 +76,19 @@ T.test("a name raymond's own environment holds is refused", function()
   T.eq(tags.var_error("item", {}), nil, "absent: allowed")
 end)
 
+T.test("no other tag turns attributes into variables: they are unknown attributes", function()
+  for _, text in ipairs({ '<reset PATH="/x">A</reset>', '<goto BASH_ENV="x">A</goto>',
+                          '<call return="N" HOME="/">A</call>', '<function return="N" item="x">A</function>' }) do
+    local tr, err = decide(text)
+    T.eq(tr, nil, text)
+    T.has(err, "unknown attribute", text)
+  end
+  -- A hook's transition is decided from the same table of attributes.
+  local tr, err = transition.decide({ { name = "reset", body = "A", attrs = { LD_PRELOAD = "x.so" } } }, PROJ)
+  T.eq(tr, nil, "a hook's reset")
+  T.eq(err, "unknown attribute 'LD_PRELOAD' on <reset>; allowed: cd, input", "message")
+end)
+
 T.test("every fork of several is checked", function()
   local tr, err = decide('<fork next="N" a="1">W</fork><fork LD_PRELOAD="x.so">W</fork>')
   T.eq(tr, nil, "refused")
