@@ -83,9 +83,16 @@ static int
 push(lua_State *L)
 {
 	struct job *j = lua_touserdata(L, 1);
-	int top = lua_gettop(L);
+	int top;
 
-	j->rc = ray_frontmatter_push(L, j->yaml, j->len, j->first_line,
+	/* The types the engine asks for, so typed fields are fuzzed too. */
+	lua_newtable(L);
+	lua_pushliteral(L, "number");
+	lua_setfield(L, -2, "timeout");
+	lua_pushliteral(L, "boolean");
+	lua_setfield(L, -2, "force_implicit");
+	top = lua_gettop(L);
+	j->rc = ray_frontmatter_push(L, j->yaml, j->len, j->first_line, top,
 	    &j->err);
 	if (j->rc == 0) {
 		if (lua_gettop(L) != top + 1 || !lua_istable(L, -1))

@@ -38,6 +38,7 @@ struct reader {
 	int lines_ready;	/* lf and nlf are filled in */
 	long nodes;		/* values pushed so far, aliases expanded */
 	int first_line;		/* the file line on which the YAML starts */
+	int types;		/* stack index of the field types, or 0 */
 	struct ray_err *err;
 	yaml_parser_t parser;
 	int parser_ready;	/* yaml_parser_initialize() succeeded */
@@ -306,12 +307,15 @@ number_kind(const char *s, size_t n)
 	return i == n ? kind : 0;
 }
 
+/* What a plain scalar becomes: the type of the field it is the value of. */
+enum want { AS_STRING, AS_NUMBER, AS_BOOLEAN };
+
 /*
  * Push a scalar.  *null is set for a plain null, for which nothing is
  * pushed.
  */
 static void
-push_scalar(lua_State *L, const yaml_event_t *e, int *null)
+push_scalar(lua_State *L, const yaml_event_t *e, int *null, enum want want)
 {
 	const char *s = (const char *)e->data.scalar.value;
 	const char *tag = (const char *)e->data.scalar.tag;
@@ -325,21 +329,22 @@ push_scalar(lua_State *L, const yaml_event_t *e, int *null)
 	}
 	if (n == 0 || word_is(s, n, "~") || word_is(s, n, "null")) {
 		*null = 1;
-	} else if (word_is(s, n, "true") || word_is(s, n, "yes") ||
-	    word_is(s, n, "on")) {
+	} else if (want == AS_BOOLEAN && (word_is(s, n, "true") ||
+	    word_is(s, n, "yes") || word_is(s, n, "on"))) {
 		lua_pushboolean(L, 1);
-	} else if (word_is(s, n, "false") || word_is(s, n, "no") ||
-	    word_is(s, n, "off")) {
+	} else if (want == AS_BOOLEAN && (word_is(s, n, "false") ||
+	    word_is(s, n, "no") || word_is(s, n, "off"))) {
 		lua_pushboolean(L, 0);
-	} else if (number_kind(s, n) == 0 || strlen(s) != n ||
-	    lua_stringtonumber(L, s) == 0) {
+	} else if (want != AS_NUMBER || number_kind(s, n) == 0 ||
+	    strlen(s) != n || lua_stringtonumber(L, s) == 0) {
 		/* lua_stringtonumber() reads integers exactly and floats in
 		 * any locale; an integer too big for 64 bits becomes a float. */
 		lua_pushlstring(L, s, n);
 	}
 }
 
-static int push_node(struct reader *r, size_t *i, int depth, int *null);
+static int push_node(struct reader *r, size_t *i, int depth, int *null,
+    enum want want);
 
 /* Push the sequence whose start event is at *i. */
 static int
@@ -350,7 +355,7 @@ push_sequence(struct reader *r, size_t *i, int depth)
 
 	lua_newtable(r->L);
 	for ((*i)++; r->ev[*i].type != YAML_SEQUENCE_END_EVENT;) {
-		rc = push_node(r, i, depth, &null);
+		rc = push_node(r, i, depth, &null, AS_STRING);
 		if (rc < 0)
 			return rc;
 		/* A null element becomes "" so the list stays dense. */
@@ -360,6 +365,29 @@ push_sequence(struct reader *r, size_t *i, int depth)
 	}
 	(*i)++;
 	return 0;
+}
+
+/*
+ * The type the root mapping's key (on top of the stack) asks of its
+ * value: a field the types table names "number" or "boolean".
+ */
+static enum want
+field_want(struct reader *r, int depth)
+{
+	enum want want = AS_STRING;
+	const char *ty;
+
+	if (depth != 1 || r->types == 0)
+		return AS_STRING;
+	lua_pushvalue(r->L, -1);
+	lua_rawget(r->L, r->types);
+	ty = lua_type(r->L, -1) == LUA_TSTRING ? lua_tostring(r->L, -1) : "";
+	if (strcmp(ty, "number") == 0)
+		want = AS_NUMBER;
+	else if (strcmp(ty, "boolean") == 0)
+		want = AS_BOOLEAN;
+	lua_pop(r->L, 1);
+	return want;
 }
 
 /* Push the mapping whose start event is at *i. */
@@ -399,7 +427,7 @@ push_mapping(struct reader *r, size_t *i, int depth)
 		(*i)++;
 		lua_pushlstring(r->L, (const char *)key->data.scalar.value,
 		    key->data.scalar.length);
-		rc = push_node(r, i, depth, &null);
+		rc = push_node(r, i, depth, &null, field_want(r, depth));
 		if (rc < 0)
 			return rc;
 		if (null)
@@ -418,7 +446,7 @@ push_mapping(struct reader *r, size_t *i, int depth)
  * caller resets the Lua stack.
  */
 static int
-push_node(struct reader *r, size_t *i, int depth, int *null)
+push_node(struct reader *r, size_t *i, int depth, int *null, enum want want)
 {
 	const yaml_event_t *e = &r->ev[*i];
 	size_t j;
@@ -430,13 +458,13 @@ push_node(struct reader *r, size_t *i, int depth, int *null)
 	switch (e->type) {
 	case YAML_ALIAS_EVENT:
 		j = r->target[*i];
-		rc = push_node(r, &j, depth, null);
+		rc = push_node(r, &j, depth, null, want);
 		(*i)++;
 		return rc;
 	case YAML_SCALAR_EVENT:
 		if (++r->nodes > MAX_NODES)
 			return too_large(r);
-		push_scalar(r->L, e, null);
+		push_scalar(r->L, e, null, want);
 		(*i)++;
 		return 0;
 	case YAML_SEQUENCE_START_EVENT:
@@ -472,9 +500,9 @@ push_root(struct reader *r)
 	i++;
 	e = &r->ev[i];
 	if (e->type == YAML_MAPPING_START_EVENT)
-		return push_node(r, &i, 0, &null);
+		return push_node(r, &i, 0, &null, AS_STRING);
 	if (e->type == YAML_SCALAR_EVENT) {
-		push_scalar(r->L, e, &null);
+		push_scalar(r->L, e, &null, AS_STRING);
 		if (null) {
 			lua_newtable(r->L);
 			return 0;
@@ -517,7 +545,7 @@ reader_gc(lua_State *L)
 
 int
 ray_frontmatter_push(lua_State *L, const char *yaml, size_t len,
-    int first_line, struct ray_err *err)
+    int first_line, int types, struct ray_err *err)
 {
 	struct reader *r;
 	int top = lua_gettop(L), box;
@@ -541,6 +569,7 @@ ray_frontmatter_push(lua_State *L, const char *yaml, size_t len,
 	r->yaml = yaml;
 	r->len = len;
 	r->first_line = first_line;
+	r->types = types ? lua_absindex(L, types) : 0;
 	r->err = err;
 	if (!yaml_parser_initialize(&r->parser)) {
 		rc = ray_err_set(err, RAY_EINVAL,

@@ -24,18 +24,23 @@
  *
  * Mapping from YAML to Lua.  Mappings become tables with string keys
  * (keys are never typed: `1: x` has the key "1"); sequences become array
- * tables; scalars become strings, except plain (unquoted) ones, which are
- * typed as in YAML 1.2 with the YAML 1.1 booleans added:
+ * tables; scalars become the strings the author wrote, so `target: 007`
+ * and `payload: yes` stay "007" and "yes".  The schema decides the rest:
+ * a table of field types (field = "number", "boolean", ...) names the top
+ * level fields whose plain (unquoted) value is typed:
  *
- *	true false yes no on off (any case)	boolean
- *	null ~ (any case) and the empty value	nil: the key is left out of its
- *						mapping; in a sequence, ""
- *	[-+]?[0-9]+				integer (a float if it does not
- *						fit in 64 bits)
- *	[-+]?(.[0-9]+|[0-9]+(.[0-9]*)?)([eE][-+]?[0-9]+)?   float
+ *	"boolean" fields: true false yes no on off (any case)    boolean
+ *	"number" fields:  [-+]?[0-9]+    integer (a float if it does not
+ *					 fit in 64 bits)
+ *	                  [-+]?(.[0-9]+|[0-9]+(.[0-9]*)?)([eE][-+]?[0-9]+)?
+ *					 float
  *
- * Anything else, quoted and block (`|`, `>`) scalars, and scalars tagged
- * `!!str` or `!` stay strings; other tags are ignored.  An alias stands for
+ * Any other value of such a field stays a string, for the caller to report
+ * as the wrong type; so do values nested in lists and mappings, quoted and
+ * block (`|`, `>`) scalars, and scalars tagged `!!str` or `!`; other tags
+ * are ignored.  Wherever it is, a plain null (null, ~ in any case, or the
+ * empty value) is nil: the key is left out of its mapping, and in a
+ * sequence it is "".  An alias stands for
  * a copy of its anchored value; an anchor is defined once its node ends,
  * so a node cannot refer to itself.  Merge keys (`<<`) are ordinary keys.
  * A document that is empty (only blanks and comments) or null gives an
@@ -65,12 +70,14 @@ int ray_frontmatter_split(const char *text, size_t len, size_t *yaml_off,
 /*
  * Parse `yaml` and push it as a Lua table (see above).  `first_line` is
  * the line of the file on which `yaml` starts (1-based; 2 when the opening
- * fence is line 1), so that every error names a line of the file:
+ * fence is line 1).  `types` is the stack index of the field types table
+ * (read with raw access), or 0 for none: every value a string.  Every
+ * error names a line of the file:
  * "frontmatter line 4: did not find expected key ...".  On error nothing
  * is pushed and RAY_EINVAL (RAY_ETOOBIG for the size limit) is returned
  * with `err` filled.
  */
 int ray_frontmatter_push(lua_State *L, const char *yaml, size_t len,
-    int first_line, struct ray_err *err);
+    int first_line, int types, struct ray_err *err);
 
 #endif

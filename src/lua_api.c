@@ -164,20 +164,27 @@ api_read_file(lua_State *L)
 	return 1;
 }
 
-/* raymond.frontmatter(text) -> meta, body | nil, message (see frontmatter.h) */
+/*
+ * raymond.frontmatter(text [, types]) -> meta, body | nil, message (see
+ * frontmatter.h; `types` maps fields to "number", "boolean", ...)
+ */
 static int
 api_frontmatter(lua_State *L)
 {
 	size_t len, yaml_off, yaml_len, body_off;
 	const char *text = luaL_checklstring(L, 1, &len);
 	struct ray_err err;
-	int has;
+	int has, types = 0;
 
+	if (!lua_isnoneornil(L, 2)) {
+		luaL_checktype(L, 2, LUA_TTABLE);
+		types = 2;
+	}
 	if (ray_frontmatter_split(text, len, &yaml_off, &yaml_len, &body_off, &has) < 0)
 		return fail(L, "frontmatter is not closed: line 1 is '---' but no later line is");
 	if (!has)
 		lua_newtable(L);
-	else if (ray_frontmatter_push(L, text + yaml_off, yaml_len, 2, &err) < 0)
+	else if (ray_frontmatter_push(L, text + yaml_off, yaml_len, 2, types, &err) < 0)
 		return fail(L, "%s", err.msg);
 	lua_pushlstring(L, text + body_off, len - body_off);
 	return 2;

@@ -34,6 +34,7 @@ local M = {}
 --   whole    the number must be a whole number
 --   one_of   the values allowed
 --   many     how many times it may be given; its key holds a list
+--   too_many what the list holds and a hint, for the error past `many`
 --   command  in the old form, the command this option chooses
 --   help     what it does, for help text (lines split at "\n")
 M.options = {
@@ -45,6 +46,11 @@ M.options = {
     help = "stop a state that prints nothing for this long\n(default 600, 0 = no limit)" },
   { name = "max-parallel", key = "max_parallel", arg = "N", number = 1e6, whole = true,
     help = "run at most N states at once (default 32, 0 = no limit)" },
+  { name = "max-agents", key = "max_agents", arg = "N", number = 1e6, whole = true,
+    help = "stop the run when a <fork> would make more than N live\nagents (default 2000, 0 = no limit)" },
+  { name = "allow-cd", key = "allow_cd", arg = "DIR", many = 64,
+    too_many = { "directories", "allow a common parent directory instead" },
+    help = "let cd= lead into DIR too, besides the directory the run\nwas started in; may be given again" },
   { name = "budget", key = "budget", arg = "USD", number = 1e6,
     help = "stop the run once it has spent this much (default 10.00,\n" ..
            "0 = no limit); each turn also gets the rest as its cap" },
@@ -60,10 +66,13 @@ M.options = {
   { name = "no-wait", key = "no_wait",
     help = "stop at a usage limit instead of waiting for its reset" },
   { name = "hooks", key = "hooks", arg = "FILE", many = 64,
+    too_many = { "files", "put hook files in the workflow's hooks/ folder instead" },
     help = "load FILE after the default hooks and the workflow's\n" ..
            "hooks.lua and hooks/*.lua; may be given again" },
   { name = "no-default-hooks", key = "no_default_hooks",
     help = "leave out the built-in hooks (budget, max_visits,\nevaluate, loop detection)" },
+  { name = "max-repeats", key = "max_repeats", arg = "N", number = 1e6, whole = true,
+    help = "loop detection: stop when a markdown state gives the same\nreply N times in a row (default 3, 0 = off); a state's\nmax_repeats or max_visits wins" },
   { name = "quiet", key = "quiet",
     help = "print no progress, only errors and the workflow's output" },
   { name = "no-debug", key = "debug", value = false,
@@ -87,7 +96,7 @@ M.groups = {
   markdown = { "markdown states (the Claude Code CLI)", "budget", "model", "effort", "claude",
                "dangerously-skip-permissions", "no-wait" },
   hooks = { "hooks (Lua files returning handlers by event; see docs/hooks.md)",
-            "hooks", "no-default-hooks" },
+            "hooks", "no-default-hooks", "max-repeats" },
   output = { "output", "quiet", "no-debug" },
 }
 
@@ -130,8 +139,7 @@ local function take(opts, o, value)
   elseif o.many then
     local list = opts[o.key] or {}
     if #list == o.many then
-      return fail(string.format("more than %d %s files", o.many, flag),
-        "put hook files in the workflow's hooks/ folder instead")
+      return fail(string.format("more than %d %s %s", o.many, flag, o.too_many[1]), o.too_many[2])
     end
     list[#list + 1] = value
     opts[o.key] = list

@@ -32,7 +32,13 @@ local M = {}
 
 -- Options a run keeps in its state file; given again on --resume they win.
 M.LAUNCH_OPTIONS = { "timeout", "max_parallel", "budget", "model", "effort", "claude",
-                     "skip_permissions", "no_wait", "hooks", "no_default_hooks" }
+                     "skip_permissions", "no_wait", "hooks", "no_default_hooks", "allow_cd",
+                     "max_agents", "max_repeats" }
+
+-- The default cap on live agents (--max-agents): far above any fan-out
+-- the benchmarks and examples make (1001 agents), far below the tens of
+-- thousands a fork bomb reaches before memory runs out.
+M.MAX_AGENTS = 2000
 
 -- ------------------------------------------------------------------ agents
 
@@ -77,8 +83,16 @@ local function take_transition(run, agent, tr)
     return false
   end
   if v.kind == "transition" then tr = v.transition end
+  local cap = run.rec.launch.max_agents or M.MAX_AGENTS
+  if tr.forks and cap > 0 and #run.rec.agents + #tr.forks > cap then
+    run:fail(agent, string.format("<fork> would make %d live agents, more than the cap of %d (--max-agents)",
+      #run.rec.agents + #tr.forks, cap), nil,
+      string.format("if the workflow means to run that many, continue with: raymond --resume %s --max-agents %d",
+        run.rec.id, math.max(2 * cap, #run.rec.agents + #tr.forks)))
+    return false
+  end
   for k, value in pairs(v.set) do agent[k] = value end
-  local out, aerr = transition.apply(run.rec, agent, tr)
+  local out, aerr = transition.apply(run.rec, agent, tr, run.cd_roots)
   if not out then
     run:fail(agent, aerr)
     return false
@@ -129,6 +143,20 @@ local function base_environ()
   return env
 end
 
+-- The real directories a cd= may lead into: the one the run was started
+-- in, then every --allow-cd, which are kept as real paths.
+local function cd_roots(opts, launch)
+  local here, err = raymond.realpath(opts.cwd)
+  if not here then return nil, err end
+  local roots = { here }
+  for i, path in ipairs(launch.allow_cd or {}) do
+    local real = raymond.stat(absolute(opts.cwd, path)) == "dir" and raymond.realpath(absolute(opts.cwd, path))
+    if not real then return nil, string.format("--allow-cd %s: not a directory", path) end
+    launch.allow_cd[i], roots[#roots + 1] = real, real
+  end
+  return roots
+end
+
 -- The run object around record `rec`, with its hooks loaded.  When the
 -- hooks cannot be loaded, the run object comes back as a third value, so
 -- a new run can be saved for --resume once the hook is fixed.
@@ -143,6 +171,9 @@ local function open_run(opts, ws, rec, scope)
     store = runstate.store(workspace.state_path(ws, rec.id)),
   })
   console.quiet = opts.quiet
+  local roots, cerr = cd_roots(opts, rec.launch)
+  if not roots then return nil, cerr end
+  run.cd_roots = roots
   if rec.launch.debug then
     local ok, err = raymond.mkdir_p(ws.debug_root)
     if not ok then return nil, err end
@@ -221,6 +252,25 @@ function M.start(opts)
   return run
 end
 
+-- The first directory of `rec`'s agents and stack frames outside the cd
+-- roots, as an error: a hand-edited state must not move an agent out of
+-- the project any more than a model's cd= may.
+local function stray_dir(rec, roots, path)
+  for i, a in ipairs(rec.agents) do
+    local dirs = { { a.cwd, string.format("agents[%d].cwd", i) } }
+    for j, f in ipairs(a.stack) do
+      if f.cwd then dirs[#dirs + 1] = { f.cwd, string.format("agents[%d].stack[%d].cwd", i, j) } end
+    end
+    for _, d in ipairs(dirs) do
+      local real = raymond.realpath(d[1]) or d[1]
+      if not transition.inside(roots, real) then
+        return string.format("state file %s is not a valid raymond state: %s %s is %s", path, d[2], real,
+          transition.outside(roots, real))
+      end
+    end
+  end
+end
+
 -- Continue a run from its state file.
 function M.resume(opts)
   local ws = workspace.new(opts.cwd)
@@ -250,6 +300,12 @@ function M.resume(opts)
   end
   if opts.debug == false then rec.launch.debug = false end
   rec.status, rec.error = "running", nil
+  local roots, cerr = cd_roots(opts, rec.launch)
+  if not roots then return nil, { msg = cerr } end
+  local stray = stray_dir(rec, roots, path)
+  if stray then
+    return nil, { msg = stray, hint = "the file was left as it is; restore it from a backup or start a new run" }
+  end
   local run, rerr = open_run(opts, ws, rec, scope)
   if not run then return nil, { msg = rerr } end
   local list = {}

@@ -28,6 +28,17 @@ M.fields = {
   timeout = "number", force_implicit = "boolean",
 }
 
+-- The type of every field a state's frontmatter may hold, this module's
+-- and those the hooks read (`extra`), for raymond.frontmatter: only a
+-- "number" or "boolean" field's value is typed, every other value is the
+-- string the author wrote, so `target: 007` or `payload: yes` stay text.
+function M.types(extra)
+  local t = {}
+  for k, v in pairs(extra or {}) do t[k] = v end
+  for k, v in pairs(M.fields) do t[k] = v end
+  return t
+end
+
 M.efforts = { low = true, medium = true, high = true, xhigh = true, max = true }
 
 -- Attributes of any tag whose values are state names (return, next),
@@ -50,21 +61,22 @@ local trim = text.trim
 
 -- Returns the policy, a list of warnings, or nil and an error message.
 -- `extra` names the fields hooks read (field = type); they are not
--- reported as unknown, and not checked here.
+-- reported as unknown, and their types are checked like this module's.
 function M.parse(meta, file, extra)
   local pol = { allowed = {} }
   local warnings = {}
   for k, v in pairs(meta) do
-    local want = M.fields[k]
-    if not want and extra and extra[k] then want = "hook" end
+    local want = M.fields[k] or (extra and extra[k])
     if not want then
       warnings[#warnings + 1] = string.format("%s: unknown frontmatter field '%s' (ignored)", file, tostring(k))
-    elseif want == "hook" then
-      -- read by a hook file, which checks it itself
     elseif want == "list" then
       -- A mapping is a table too; only a list (or nothing) will do.
       if type(v) ~= "table" or (next(v) ~= nil and v[1] == nil) then
-        return nil, string.format("%s: allowed_transitions must be a list of {tag: ..., target: ...}", file)
+        if k == "allowed_transitions" then
+          return nil, string.format("%s: allowed_transitions must be a list of {tag: ..., target: ...}", file)
+        end
+        return nil, string.format("%s: frontmatter field '%s' must be a list, got %s", file, k,
+          type(v) == "table" and "a mapping" or type(v))
       end
     elseif type(v) ~= want then
       return nil, string.format("%s: frontmatter field '%s' must be a %s, got %s", file, k, want, type(v))

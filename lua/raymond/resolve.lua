@@ -5,7 +5,8 @@
 --   NAME.md / NAME.sh   must exist as written
 --   NAME.bat / NAME.ps1 are another platform's scripts: an error here
 --   NAME                NAME.md, else NAME.sh (in the order of the kinds in
---                       raymond.states); two present is ambiguous
+--                       raymond.states); two present is ambiguous; only
+--                       NAME.bat or NAME.ps1 present is an error naming it
 -- Functions take a scope (or a folder path) and return the resolved file
 -- name, or nil and a message.
 
@@ -15,7 +16,9 @@ local states = require("raymond.states")
 
 local M = {}
 
-local foreign = { bat = true, ps1 = true }
+-- Another platform's scripts, in the order they are named in messages.
+local foreign = { "bat", "ps1" }
+local is_foreign = { bat = true, ps1 = true }
 
 -- The kind of a resolved state file ("markdown" or "script").
 function M.kind(name)
@@ -41,7 +44,7 @@ function M.target(scope, name)
     if scope:has(name) then return name end
     return nil, string.format("state '%s' not found in %s", name, dir)
   end
-  if ext and foreign[ext] then
+  if ext and is_foreign[ext] then
     return nil, string.format(
       "state '%s' is a Windows script; on this platform write it as a .sh script", name)
   end
@@ -57,6 +60,13 @@ function M.target(scope, name)
       name, found[1], found[2], dir)
   end
   if found[1] then return found[1] end
+  for _, ext in ipairs(foreign) do
+    local file = name .. "." .. ext
+    if scope:has(file) then
+      return nil, string.format("state '%s' exists only as %s, a Windows script, which is not supported "
+        .. "on this platform; write it as %s.sh", name, file, name)
+    end
+  end
   return nil, string.format("state '%s' not found in %s (looked for %s and %s)", name, dir,
     table.concat(tried, ", ", 1, #tried - 1), tried[#tried])
 end

@@ -52,7 +52,8 @@ function Run:event(agent, fields)
   local ev = {
     run_id = rec.id,
     workflow = rec.workflow,
-    run = { id = rec.id, data = rec.data, cost_usd = rec.cost or 0, budget_usd = rec.launch.budget },
+    run = { id = rec.id, data = rec.data, cost_usd = rec.cost or 0, budget_usd = rec.launch.budget,
+            max_repeats = rec.launch.max_repeats },
   }
   if agent then
     ev.agent_id = agent.id

@@ -22,6 +22,8 @@
 -- list, written as {}, is read as the empty table it is.
 
 local raymond = require("raymond")
+local states = require("raymond.states")
+local tags = require("raymond.tags")
 local cjson = raymond.cjson
 
 local M = {}
@@ -76,8 +78,47 @@ end
 -- a state file is reported as precisely as a syntax error.
 local function expect(v, ty, where)
   if type(v) ~= ty then
-    error(string.format("%s should be a %s, found %s", where, ty, type(v)), 0)
+    error(string.format("%s should be a %s, found %s", where, ty, v == cjson.null and "null" or type(v)), 0)
   end
+  return v
+end
+
+-- A JSON list: a table whose keys are exactly 1..n.  A JSON object with
+-- keys "1", "3" would otherwise read as an empty list, silently dropping
+-- what it holds.
+local function list(v, where)
+  expect(v, "table", where)
+  local n = 0
+  for _ in pairs(v) do n = n + 1 end
+  for k in pairs(v) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then
+      error(string.format("%s should be a list without gaps, found the key %s", where,
+        type(k) == "string" and ("'" .. k .. "'") or tostring(k)), 0)
+    end
+  end
+  return v
+end
+
+-- A state name as the engine writes it: a file name of the workflow
+-- with the extension of a kind raymond runs, never a path.
+local function state_name(v, where)
+  expect(v, "string", where)
+  local why
+  if v:find("[/\\]") then
+    why = "it contains a path separator"
+  elseif v == "" or v == "." or v == ".." or v:find("%c") then
+    why = "it is not a file name"
+  elseif not states.of(v) then
+    why = "it is not a .md or .sh state file"
+  end
+  if why then error(string.format("%s '%s' is not a state of the workflow: %s", where, v, why), 0) end
+  return v
+end
+
+-- A directory as the engine writes it: absolute.
+local function dir(v, where)
+  expect(v, "string", where)
+  if v:sub(1, 1) ~= "/" then error(string.format("%s '%s' is not an absolute path", where, v), 0) end
   return v
 end
 
@@ -93,23 +134,36 @@ local function int(v, where)
   return i
 end
 
-local function check_agent(a, i)
+-- `ids` maps the ids of the agents checked so far to their index.
+local function check_agent(a, i, ids)
   local w = "agents[" .. i .. "]"
   expect(a, "table", w)
   expect(a.id, "string", w .. ".id")
-  expect(a.state, "string", w .. ".state")
-  expect(a.cwd, "string", w .. ".cwd")
+  if a.id == "" or a.id:find("[/\\%c]") then
+    error(string.format("%s.id '%s' is not an agent id raymond makes", w, a.id), 0)
+  end
+  if ids[a.id] then
+    error(string.format("%s.id '%s' is also the id of agents[%d]; an agent id is unique", w, a.id, ids[a.id]), 0)
+  end
+  ids[a.id] = i
+  state_name(a.state, w .. ".state")
+  dir(a.cwd, w .. ".cwd")
   opt(a.input, "string", w .. ".input")
   opt(a.session, "string", w .. ".session")
-  a.stack = opt(a.stack, "table", w .. ".stack") or {}
+  a.stack = a.stack and list(a.stack, w .. ".stack") or {}
   for j, f in ipairs(a.stack) do
     local fw = string.format("%s.stack[%d]", w, j)
     expect(f, "table", fw)
-    expect(f.state, "string", fw .. ".state")
+    state_name(f.state, fw .. ".state")
     opt(f.session, "string", fw .. ".session")
-    opt(f.cwd, "string", fw .. ".cwd")
+    if f.cwd ~= nil then dir(f.cwd, fw .. ".cwd") end
   end
   a.vars = opt(a.vars, "table", w .. ".vars") or {}
+  for k, v in pairs(a.vars) do
+    local bad = tags.var_error(k)
+    if bad then error(w .. ".vars: " .. bad, 0) end
+    expect(v, "string", w .. ".vars." .. k)
+  end
   a.data = opt(a.data, "table", w .. ".data") or {}
 end
 
@@ -130,15 +184,21 @@ function M.decode(text, path)
     expect(run.launch, "table", "launch")
     run.steps = int(run.steps, "steps")
     run.revision = run.revision and int(run.revision, "revision") or 0
-    expect(run.agents, "table", "agents")
-    for i, a in ipairs(run.agents) do check_agent(a, i) end
+    list(run.agents, "agents")
+    local ids = {}
+    for i, a in ipairs(run.agents) do check_agent(a, i, ids) end
     run.fork_counters = opt(run.fork_counters, "table", "fork_counters") or {}
     for k, v in pairs(run.fork_counters) do run.fork_counters[k] = int(v, "fork_counters." .. k) end
     run.data = opt(run.data, "table", "data") or {}
     run.format = math.tointeger(run.format)
     integers(run, "state")
     if run.launch.timeout then run.launch.timeout = tonumber(run.launch.timeout) end
-    if run.launch.max_parallel then run.launch.max_parallel = int(run.launch.max_parallel, "launch.max_parallel") end
+    for _, k in ipairs({ "max_parallel", "max_agents", "max_repeats" }) do
+      if run.launch[k] then run.launch[k] = int(run.launch[k], "launch." .. k) end
+    end
+    if run.launch.allow_cd then
+      for i, d in ipairs(list(run.launch.allow_cd, "launch.allow_cd")) do dir(d, "launch.allow_cd[" .. i .. "]") end
+    end
   end)
   if not vok then
     return nil, string.format("state file %s is not a valid raymond state: %s", path, err)

@@ -15,7 +15,7 @@
 --   attrs     attribute = kind: "target" (a state name, resolved like the
 --             body), "dir" (a directory for the agent) or "text"
 --   free      other attributes are allowed and become the new agent's
---             variables (fork)
+--             variables (fork), if their names pass var_error
 --   requires  attribute = why, for attributes that must be given
 --   session   what the next state's conversation is: "same", "fresh",
 --             "branch" (a copy of the caller's), "caller" (back to it)
@@ -31,7 +31,51 @@
 --     cd = "dir", payload = "text",
 --     forks = { {target=, input=, cd=, vars={}} ... }, next = "N.sh" }
 
+local raymond = require("raymond")
+
 local M = {}
+
+-- Worker variables.  A fork's free attributes become environment
+-- variables of every script its worker runs, and they come from model
+-- output, so a name must not be one that changes how a program runs:
+-- only lowercase identifiers are taken (PATH, BASH_ENV, LD_PRELOAD,
+-- HOME and RAYMOND_* are upper-case), none that raymond's own
+-- environment holds, and none of the lowercase names below, which
+-- programs do read as settings (proxies in curl, wget, git, pip and
+-- most HTTP libraries; npm's and yarn's configuration; zsh's arrays
+-- tied to PATH and friends).
+M.VAR_DENY = {
+  http_proxy = true, https_proxy = true, ftp_proxy = true, no_proxy = true, all_proxy = true,
+  socks_proxy = true, rsync_proxy = true, gopher_proxy = true, wais_proxy = true,
+  path = true, fpath = true, cdpath = true, manpath = true, module_path = true, mailpath = true,
+}
+M.VAR_DENY_PREFIXES = { "npm_config_", "pnpm_config_", "yarn_" }
+
+local own_environ
+
+-- nil when `name` may be a worker variable, else why not.  `environ` is
+-- raymond's own environment (by default the process's).
+function M.var_error(name, environ)
+  if type(name) ~= "string" or not name:find("^[a-z_][a-z0-9_]*$") then
+    return string.format("'%s' cannot be a worker variable: a name must be lowercase letters, digits "
+      .. "and _, not starting with a digit (upper-case names such as PATH or BASH_ENV are settings "
+      .. "programs read from their environment)", tostring(name))
+  end
+  own_environ = own_environ or raymond.environ()
+  if (environ or own_environ)[name] ~= nil then
+    return string.format("'%s' cannot be a worker variable: raymond's own environment has %s, "
+      .. "which it would replace", name, name)
+  end
+  local denied = M.VAR_DENY[name]
+  for _, prefix in ipairs(M.VAR_DENY_PREFIXES) do
+    denied = denied or name:sub(1, #prefix) == prefix
+  end
+  if denied then
+    return string.format("'%s' cannot be a worker variable: programs read %s from their environment "
+      .. "as a setting (see docs/protocol.md, \"Worker variables\")", name, name)
+  end
+  return nil
+end
 
 -- The worker id for a fork from `parent` to `target`: parent_<stem6><n>.
 local function worker_id(run, parent, target)

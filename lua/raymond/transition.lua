@@ -80,13 +80,17 @@ local function decide_one(e, t, scope)
 end
 
 -- The worker a <fork> asks for; its undeclared attributes are the
--- worker's variables.
+-- worker's variables, whose names must pass tags.var_error.
 local function fork_entry(e, scope, t)
   local target, err = resolve_body(scope, t)
   if not target then return nil, err end
   local vars = {}
   for k, v in pairs(t.attrs) do
-    if not e.attrs[k] then vars[k] = v end
+    if not e.attrs[k] then
+      local bad = tags.var_error(k)
+      if bad then return nil, string.format("<fork>%s</fork>: attribute %s", t.body, bad) end
+      vars[k] = v
+    end
   end
   return { target = target, input = t.attrs.input, cd = t.attrs.cd, vars = vars }
 end
@@ -170,19 +174,42 @@ function M.decide(list, scope)
   return decide_one(e, t, scope)
 end
 
--- An absolute, existing directory for cd= relative to the agent's cwd.
-local function resolve_cd(base, cd)
+-- Whether the real path `real` is one of `roots` or below one.
+function M.inside(roots, real)
+  for _, root in ipairs(roots) do
+    if real == root or root == "/" or real:sub(1, #root + 1) == root .. "/" then return true end
+  end
+  return false
+end
+
+-- The advice for a directory outside `roots`, whose first entry is the
+-- directory the run was started in.
+function M.outside(roots, real)
+  return string.format("outside the directory the run was started in (%s); to let states work there, "
+    .. "give --allow-cd %s to raymond run or raymond resume", roots[1], real)
+end
+
+-- An absolute, existing directory for cd= relative to the agent's cwd,
+-- inside one of `roots` once symlinks are followed: a model may move an
+-- agent around the project, never out of it.
+local function resolve_cd(base, cd, roots)
   local path = cd:sub(1, 1) == "/" and cd or (base .. "/" .. cd)
   if raymond.stat(path) ~= "dir" then
     return nil, string.format("cd=\"%s\": '%s' is not a directory", cd, path)
   end
-  return raymond.realpath(path)
+  local real, err = raymond.realpath(path)
+  if not real then return nil, string.format("cd=\"%s\": %s", cd, err) end
+  if not M.inside(roots, real) then
+    return nil, string.format("cd=\"%s\" resolves to %s, %s", cd, real, M.outside(roots, real))
+  end
+  return real
 end
 
--- Apply `tr` to `agent` in `run`.  Returns a summary for logs:
--- { workers = {agents...} } or { ended = true, payload = } or {}; or nil
--- and a message.
-function M.apply(run, agent, tr)
+-- Apply `tr` to `agent` in `run` (the run record).  `roots` are the real
+-- directories a cd= may lead into (see resolve_cd).  Returns a summary
+-- for logs: { workers = {agents...} } or { ended = true, payload = } or
+-- {}; or nil and a message.
+function M.apply(run, agent, tr, roots)
   local e = tags.by_name[tr.tag]
   if not e then return nil, "cannot apply unknown transition '" .. tostring(tr.tag) .. "'" end
   -- Every check that can fail comes before the first change, so a failed
@@ -190,7 +217,7 @@ function M.apply(run, agent, tr)
   local cwds = {}
   for i, unit in ipairs(tr.forks or { tr }) do
     local cwd, err = agent.cwd, nil
-    if unit.cd then cwd, err = resolve_cd(agent.cwd, unit.cd) end
+    if unit.cd then cwd, err = resolve_cd(agent.cwd, unit.cd, roots) end
     if not cwd then return nil, err end
     cwds[i] = cwd
   end

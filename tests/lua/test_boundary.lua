@@ -184,9 +184,11 @@ refuse_each("json_encode", { run = function() return raymond.json_encode(NESTED)
 refuse_each("json_encode error", {
   run = function() return raymond.json_encode({ a = { b = { print } } }) end,
 })
-refuse_each("frontmatter", { run = function() return raymond.frontmatter(FRONTMATTER) end })
+refuse_each("frontmatter", {
+  run = function() return raymond.frontmatter(FRONTMATTER, { max_turns = "number", cost_limit = "number" }) end,
+})
 refuse_each("frontmatter error", {
-  run = function() return raymond.frontmatter(FRONTMATTER:gsub("effort: high", "model: again", 1)) end,
+  run = function() return raymond.frontmatter((FRONTMATTER:gsub("effort: high", "model: again", 1))) end,
 })
 refuse_each("sha256_file", { run = function() return raymond.sha256_file(ZIP) end })
 refuse_each("journal_read", { run = function() return raymond.journal_read(JOURNAL) end })

@@ -1,11 +1,12 @@
--- raymond.frontmatter: YAML between `---` lines, typed as documented in
--- src/frontmatter.h, with errors that name the line of the file.
+-- raymond.frontmatter: YAML between `---` lines, read as the strings the
+-- author wrote except where the field types say number or boolean (see
+-- src/frontmatter.h), with errors that name the line of the file.
 local T = require("testing")
 local raymond = require("raymond")
 local same = T.same
 
-local function fm(text)
-  local meta, body = raymond.frontmatter(text)
+local function fm(text, types)
+  local meta, body = raymond.frontmatter(text, types)
   if meta == nil then error("unexpected error: " .. tostring(body), 2) end
   return meta, body
 end
@@ -61,7 +62,7 @@ end)
 
 T.test("a CRLF file parses and its body keeps its CRLFs", function()
   local text = "---\r\nmodel: sonnet\r\ntimeout: 30\r\nlist:\r\n  - a\r\n  - b\r\n---\r\nLine 1\r\nLine 2\r\n"
-  local meta, body = fm(text)
+  local meta, body = fm(text, { timeout = "number" })
   same(meta, { model = "sonnet", timeout = 30, list = { "a", "b" } })
   T.eq(math.type(meta.timeout), "integer", "timeout type")
   T.eq(body, "Line 1\r\nLine 2\r\n", "body")
@@ -85,7 +86,16 @@ allowed_transitions:
   T.eq(#block.allowed_transitions, 2, "a dense list")
 end)
 
-T.test("plain scalars are typed, quoted ones stay strings", function()
+-- The field types of the plain-scalar tests: every field that is typed.
+local TYPES = {
+  force_implicit = "boolean", quoted = "boolean", single = "boolean", yes_ = "boolean", off_ = "boolean",
+  timeout = "number", negative = "number", plus = "number", budget = "number", exp = "number",
+  quoted_num = "number", version = "number", hex = "number", inf = "number", huge = "number",
+  word = "number", flag = "boolean", nothing = "number", empty = "boolean", null_word = "number",
+  tagged = "number",
+}
+
+T.test("plain scalars of number and boolean fields are typed, quoted ones stay strings", function()
   local meta = fm([[
 ---
 force_implicit: true
@@ -103,6 +113,8 @@ version: 1.2.3
 hex: 0x1F
 inf: .inf
 huge: 99999999999999999999
+word: soon
+flag: 1
 nothing: ~
 empty:
 null_word: NULL
@@ -113,7 +125,7 @@ literal: |
   line 2
 tagged: !!str 42
 ---
-]])
+]], TYPES)
   T.eq(meta.force_implicit, true, "true")
   T.eq(meta.quoted, "true", "double-quoted")
   T.eq(meta.single, "false", "single-quoted")
@@ -133,6 +145,8 @@ tagged: !!str 42
   T.eq(meta.hex, "0x1F", "only decimal numbers")
   T.eq(meta.inf, ".inf", "no infinities")
   T.eq(math.type(meta.huge), "float", "too big for an integer")
+  T.eq(meta.word, "soon", "a number field's word stays a string, for the caller to refuse")
+  T.eq(meta.flag, "1", "a boolean field's number stays a string")
   T.eq(meta.nothing, nil, "~ leaves the key out")
   T.eq(meta.empty, nil, "an empty value leaves the key out")
   T.eq(meta.null_word, nil, "NULL")
@@ -142,12 +156,39 @@ tagged: !!str 42
   T.eq(meta.tagged, "42", "!!str keeps a string")
   local keys = 0
   for _ in pairs(meta) do keys = keys + 1 end
-  T.eq(keys, 19, "22 fields, 3 of them null")
+  T.eq(keys, 21, "24 fields, 3 of them null")
+end)
+
+T.test("every other value is the string the author wrote", function()
+  local meta = fm([[
+---
+allowed_transitions:
+  - {tag: goto, target: 007}
+  - {tag: result, payload: yes}
+  - {tag: result, payload: off}
+  - {tag: goto, target: 1.0}
+model: 3
+on_max_visits: no
+max_visits: 3
+list: [on, 1e3, true]
+---
+]], { allowed_transitions = "list", model = "string", on_max_visits = "string", max_visits = "number" })
+  same(meta.allowed_transitions, {
+    { tag = "goto", target = "007" }, { tag = "result", payload = "yes" },
+    { tag = "result", payload = "off" }, { tag = "goto", target = "1.0" },
+  })
+  T.eq(meta.model, "3", "a string field")
+  T.eq(meta.on_max_visits, "no", "a hook's string field")
+  T.eq(meta.max_visits, 3, "a hook's number field")
+  same(meta.list, { "on", "1e3", "true" }, "an undeclared field")
+  same(fm("---\ntimeout: 30\nflag: yes\n---\n"), { timeout = "30", flag = "yes" }, "no types: all strings")
+  meta = fm("---\nn: &n 30\ntimeout: *n\n---\n", { timeout = "number" })
+  same(meta, { n = "30", timeout = 30 }, "an alias takes the type of the field it stands in")
 end)
 
 T.test("null elements keep a list dense", function()
   local meta = fm("---\nlist: [a, ~, '', null, 3]\n---\n")
-  same(meta.list, { "a", "", "", "", 3 })
+  same(meta.list, { "a", "", "", "", "3" })
   T.eq(#meta.list, 5, "length")
 end)
 
@@ -163,9 +204,9 @@ true: yes
 ---
 ]])
   same(meta, {
-    outer = { inner = { deep = { x = 1, y = { true, "no" } } }, sibling = "value" },
+    outer = { inner = { deep = { x = "1", y = { "true", "no" } } }, sibling = "value" },
     ["1"] = "one",
-    ["true"] = true,
+    ["true"] = "yes",
   })
 end)
 
@@ -195,7 +236,7 @@ end)
 
 T.test("unknown fields come through untouched", function()
   local meta = fm("---\nmodel: opus\nx-custom: {a: [1, 2]}\n'<<': merge\nWeird Key: v\n---\n")
-  same(meta, { model = "opus", ["x-custom"] = { a = { 1, 2 } }, ["<<"] = "merge", ["Weird Key"] = "v" })
+  same(meta, { model = "opus", ["x-custom"] = { a = { "1", "2" } }, ["<<"] = "merge", ["Weird Key"] = "v" })
 end)
 
 T.test("syntax errors name the line of the file", function()
@@ -243,7 +284,7 @@ T.test("duplicate keys are errors naming the key and both lines", function()
   T.has(err, "frontmatter line 2: duplicate key 'tag'", "in a flow mapping")
   -- The same key in different mappings is fine.
   local meta = fm("---\na: {x: 1}\nb: {x: 2}\n---\n")
-  same(meta, { a = { x = 1 }, b = { x = 2 } })
+  same(meta, { a = { x = "1" }, b = { x = "2" } })
 end)
 
 T.test("other structural errors", function()
@@ -259,7 +300,7 @@ T.test("nesting is limited to 64 levels", function()
   local v, depth = meta.a, 1
   while type(v) == "table" do v, depth = v[1], depth + 1 end
   T.eq(depth, 64, "levels read")
-  T.eq(v, 1, "innermost value")
+  T.eq(v, "1", "innermost value")
   local err = fm_err("---\na: " .. string.rep("[", 64) .. "1" .. string.rep("]", 64) .. "\n---\n")
   T.has(err, "frontmatter line 2: nesting is deeper than 64 levels", "65 levels")
   -- Aliases can nest deeper than the text does.
@@ -287,7 +328,7 @@ T.test("a billion laughs is rejected quickly", function()
   T.eq(os.clock() - t0 < 1, true, "within a second")
   -- A few aliases well under the limit are fine.
   local meta = fm("---\na: &a [1, 2, 3]\nb: &b [*a, *a, *a]\nc: [*b, *b]\n---\n")
-  T.eq(meta.c[2][3][3], 3, "expanded")
+  T.eq(meta.c[2][3][3], "3", "expanded")
 end)
 
 T.test("misuse raises", function()

@@ -50,9 +50,10 @@ local function new_agent(fields)
   return a
 end
 
--- apply() must succeed; returns its summary.
+-- apply() must succeed; returns its summary.  The workflow folder stands
+-- for the directory the run was started in, where every cd= must lead.
 local function apply_ok(run, agent, tr)
-  local out, err = transition.apply(run, agent, tr)
+  local out, err = transition.apply(run, agent, tr, { DIR })
   if not out then error("apply failed: " .. tostring(err), 2) end
   return out
 end

@@ -16,7 +16,7 @@ M.args = {
 }
 
 M.flags = {
-  { "resume options", "timeout", "max-parallel" },
+  { "resume options", "timeout", "max-parallel", "max-agents", "allow-cd" },
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,

@@ -19,7 +19,7 @@ M.args = {
 M.extra_hint = "give one WORKFLOW; quote --input text that has spaces"
 
 M.flags = {
-  { "run options", "input", "workflow-id", "timeout", "max-parallel" },
+  { "run options", "input", "workflow-id", "timeout", "max-parallel", "max-agents", "allow-cd" },
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,

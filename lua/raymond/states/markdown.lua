@@ -47,7 +47,7 @@ local function load(run, name)
   local file = run.scope.path .. "/" .. name
   local source, err = run.scope:read(name)
   if not source then return nil, states.error(err) end
-  local meta, body = raymond.frontmatter(source)
+  local meta, body = raymond.frontmatter(source, policy.types(run.hooks.frontmatter))
   if not meta then return nil, states.error(body, nil, "fix the frontmatter, then: raymond --resume " .. run.rec.id) end
   local pol, warnings = policy.parse(meta, console.rel(file, run.cwd), run.hooks.frontmatter)
   if not pol then return nil, states.error(warnings) end
