@@ -960,4 +960,6 @@ ray__api_register(lua_State *L, struct ray_host *h)
 	lua_setfield(L, -2, "version");
 	lua_pushinteger(L, RAY_EFULL);
 	lua_setfield(L, -2, "EFULL");
+	lua_pushinteger(L, RAY_JSON_MAX_DEPTH);
+	lua_setfield(L, -2, "JSON_MAX_DEPTH");
 }
