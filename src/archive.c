@@ -724,9 +724,10 @@ ray_archive_extract(struct ray_archive *a, const char *dir,
 	mode_t mode;
 	int dfd = -1, fd = -1, rc = 0, saved;
 
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* The folder itself is not followed either if it is a link. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
-		rc = ray_err_sys(err, "cannot open directory '%s'", dir);
+		rc = ray_err_open(err, "directory", dir);
 		goto out;
 	}
 	for (i = 0; i < a->count; i++) {

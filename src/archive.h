@@ -86,7 +86,7 @@ int ray_archive_read(struct ray_archive *a, const char *name, char **data,
  * ending in ".sh", 0644 for the rest, whatever the umask.  A file is never
  * overwritten and a symlink never followed (O_CREAT|O_EXCL|O_NOFOLLOW), so
  * nothing outside `dir` is touched; a name that exists already is an
- * error.  On failure the files this call created are removed again.
+ * error, and so is a `dir` that is itself a symbolic link.  On failure the files this call created are removed again.
  */
 int ray_archive_extract(struct ray_archive *a, const char *dir,
     struct ray_err *err);

@@ -129,9 +129,9 @@ ray_journal_open(const char *path, size_t min_record,
 
 	*out = NULL;
 	j->path = xstrdup(path);
-	j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	j->fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (j->fd < 0 || fstat(j->fd, &st) < 0) {
-		rc = ray_err_sys(err, "cannot open the journal '%s'", path);
+		rc = ray_err_open(err, "the journal", path);
 		goto fail;
 	}
 	fresh = st.st_size == 0;

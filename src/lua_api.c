@@ -320,17 +320,25 @@ api_append_file(lua_State *L)
 	return 1;
 }
 
-/* raymond.stat(path) -> "file" | "dir" | "other" | nil */
+/*
+ * raymond.stat(path [, nofollow]) -> "file" | "dir" | "link" | "other" | nil
+ * Symbolic links are followed unless `nofollow` is true; then a link is
+ * "link".
+ */
 static int
 api_stat(lua_State *L)
 {
+	const char *path = luaL_checkstring(L, 1);
 	struct stat st;
+	int r = lua_toboolean(L, 2) ? lstat(path, &st) : stat(path, &st);
 
-	if (stat(luaL_checkstring(L, 1), &st) != 0) {
+	if (r != 0) {
 		lua_pushnil(L);
 		return 1;
 	}
-	if (S_ISREG(st.st_mode))
+	if (S_ISLNK(st.st_mode))
+		lua_pushliteral(L, "link");
+	else if (S_ISREG(st.st_mode))
 		lua_pushliteral(L, "file");
 	else if (S_ISDIR(st.st_mode))
 		lua_pushliteral(L, "dir");
@@ -438,6 +446,10 @@ api_mkdir_p(lua_State *L)
 			break;
 	}
 	free(p);
+	/* The folder asked for is made or found, never reached through a link. */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		return fail(L, "cannot create directory '%s': it is a symbolic "
+		    "link, and raymond does not write through links", path);
 	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		errno = ENOTDIR;
 		return fail_errno(L, "create directory", path);
@@ -449,18 +461,22 @@ api_mkdir_p(lua_State *L)
 /*
  * raymond.lock(path) -> true | nil, message, "locked"
  *
- * Takes an exclusive flock on `path` (created if needed) and keeps it for
- * the life of the process.  The kernel drops it when the process dies, so
- * a run killed with SIGKILL never leaves a lock that blocks --resume.
+ * Takes an exclusive flock on `path` (created if needed, never through a
+ * symbolic link) and keeps it for the life of the process.  The kernel
+ * drops it when the process dies, so a run killed with SIGKILL never
+ * leaves a lock that blocks --resume.
  */
 static int
 api_lock(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct ray_err err;
 
-	if (fd < 0)
-		return fail_errno(L, "open lock", path);
+	if (fd < 0) {
+		ray_err_open(&err, "lock", path);
+		return fail_err(L, &err);
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		int e = errno;
 

@@ -46,6 +46,14 @@ int ray_err_set(struct ray_err *err, int code, const char *fmt, ...)
  */
 int ray_err_sys(struct ray_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * ray_err_sys for an open(2) of `path` with O_NOFOLLOW that failed: when
+ * `path` is a symbolic link (ELOOP, or ENOTDIR with O_DIRECTORY) that is
+ * said plainly, with a hint to remove it; any other failure as
+ * ray_err_sys says it.  The message
+ * is "cannot open WHAT 'PATH': ...".
+ */
+int ray_err_open(struct ray_err *err, const char *what, const char *path);
 /* Set the hint line of `err` (if not NULL). */
 void ray_err_hint(struct ray_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
