@@ -8,18 +8,6 @@
 # case says SKIP.  The journal needs at least 1 MiB.
 . "$(dirname "$0")/lib.sh"
 
-SHIM="$(dirname "$RAYMOND")/tests/faultfs.so"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-
-# chain: a 10-step workflow in ./wf logging each step to ./chain.log.
-chain() {
-	state STEP.sh <<-\EOS
-	n=$RAYMOND_INPUT
-	echo "step $n" >>"$CHAIN_LOG"
-	if [ "$n" -ge 10 ]; then echo "<result>done $n</result>"; else echo "<goto input=\"$((n + 1))\">STEP</goto>"; fi
-	EOS
-	export CHAIN_LOG=$PWD/chain.log
-}
 
 # finished DIR: the run under DIR/.raymond completed every step once, and
 # left no journal behind.
