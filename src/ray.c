@@ -48,6 +48,23 @@ ray_err_sys(struct ray_err *err, const char *fmt, ...)
 	return -e;
 }
 
+static volatile sig_atomic_t no_signals;
+volatile sig_atomic_t *ray_signals = &no_signals;
+
+int
+ray_err_interrupted(struct ray_err *err, const char *fmt, ...)
+{
+	char what[RAY_ERR_MSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	ray_err_set(err, RAY_EINTR, "interrupted while %s", what);
+	errno = EINTR;
+	return RAY_EINTR;
+}
+
 int
 ray_err_open(struct ray_err *err, const char *what, const char *path)
 {
