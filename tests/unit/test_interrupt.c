@@ -154,7 +154,7 @@ TEST(unpacking_a_big_archive_stops_at_a_signal_and_takes_back_its_files)
 	    &ze);
 	ASSERT(za != NULL);
 	for (i = 0; i < 4; i++) {
-		char name[16];
+		char name[32];
 
 		snprintf(name, sizeof(name), "f%d.bin", i);
 		ASSERT(zip_file_add(za, name, zip_source_file(za, p, 0, -1),
