@@ -151,7 +151,12 @@ local function open_run(opts, ws, rec, scope)
   end
   raymond.set_max_parallel(rec.launch.max_parallel or 0)
   raymond.set_flush(function() run:flush() end)
-  if scope.kind == "zip" then scope.workdir = workspace.extract_path(ws, rec.id) end
+  if scope.kind == "zip" then
+    scope.workdir = workspace.extract_path(ws, rec.id)
+    -- Checked again when the copy is made: a link may have been planted
+    -- since the run began (by a state, or a model's tool call).
+    scope.check_workdir = function() return workspace.refuse_links(ws, rec.id) end
+  end
   local files, ferr = hooks.discover(scope, rec.launch)
   if not files then return nil, ferr, run end
   local set, herr = hooks.load(files, hookapi.new(run))

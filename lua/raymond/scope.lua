@@ -51,10 +51,13 @@ end
 function Zip:script(name)
   if not self.dir then
     -- The engine names a folder of the run's (.raymond/extract/<id>), so a
-    -- copy left by a killed process is replaced, not leaked; on its own an
+    -- copy left by a killed process is replaced, not leaked, and a check
+    -- that nothing on the way there is a symbolic link; on its own an
     -- archive gets a fresh temporary folder.
     local dir, err
     if self.workdir then
+      local ok, lerr, hint = self.check_workdir()
+      if not ok then return nil, lerr .. "\nhint: " .. hint end
       raymond.rmtree(self.workdir)
       dir, err = self.workdir, select(2, raymond.mkdir_p(self.workdir, tonumber("700", 8)))
       if err then dir = nil end

@@ -93,4 +93,19 @@ test_expect_success 'a dangling link at a new run'"'"'s lock is refused and crea
 	untouched && test ! -e b-ran
 '
 
+test_expect_success ".raymond/extract planted as a link mid-run (by a model's tool call) is refused before unpacking" '
+	setup &&
+	export RAYMOND_CLAUDE="$(dirname "$RAYMOND")/tests/fake-claude" FAKE_CLAUDE_DIR=$PWD/fake &&
+	mkdir -p fake zipped &&
+	printf "%s\n" "plant a link" \
+		"MOCK: bash ln -s ../../outside/dir .raymond/extract => <goto>B.sh</goto>" >zipped/START.md &&
+	cp wf/B.sh zipped/B.sh &&
+	"$(dirname "$RAYMOND")/tests/mkzip" flow.zip START.md=zipped/START.md B.sh=zipped/B.sh &&
+	expect_status 1 raymond flow.zip --quiet 2>err &&
+	test -L .raymond/extract &&
+	cat err &&
+	grep -qF "cannot unpack the workflow archive: '"'"'$PWD/.raymond/extract'"'"' is a symbolic link, and raymond does not write through links" err &&
+	untouched && test ! -e b-ran
+'
+
 test_done
