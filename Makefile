@@ -52,6 +52,8 @@ $(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c | $(BUILD)/obj
 # Unit tests link the core.  The atomic file test interposes the system
 # calls it makes fail.
 WRAP_test_atomicfile := -Wl,--wrap=write,--wrap=fsync,--wrap=rename,--wrap=close
+# The interrupt test counts a signal after the N-th read or write it sees.
+WRAP_test_interrupt := -Wl,--wrap=read,--wrap=pread,--wrap=write
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testlib.h $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(CORE_OBJS) \
 	    $(WRAP_test_$*) $(LDFLAGS) $(PKG_LIBS) -lm

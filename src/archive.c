@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,9 +35,13 @@
 /* Room for one entry name quoted in a message (see show()). */
 #define SHOW_MAX 208
 
+/* Inflated data is read and written in slices of this size. */
+#define SLICE ((size_t)1 << 20)
+
 struct entry {
 	char *name;		/* bare name, the folder prefix removed */
 	zip_uint64_t index;	/* index in the zip file */
+	zip_uint64_t size;	/* uncompressed, as the directory declares */
 };
 
 struct ray_archive {
@@ -45,6 +50,8 @@ struct ray_archive {
 	char sha256[65];
 	struct entry *files;	/* sorted by name */
 	size_t count;
+	int fd;			/* the descriptor libzip reads (it owns it) */
+	struct stat st;		/* the file when it was hashed */
 };
 
 /* What check_name() learnt about one entry name. */
@@ -372,6 +379,7 @@ list_files(struct ray_archive *a, struct ray_err *err)
 	const char *name, *folder = NULL, *top_file = NULL, *inner = NULL;
 	size_t folder_len = 0, i, nfiles = 0;
 	struct shape sh;
+	zip_stat_t zs;
 	char s1[SHOW_MAX], s2[SHOW_MAX];
 	int rc = 0;
 
@@ -463,6 +471,10 @@ list_files(struct ray_archive *a, struct ray_err *err)
 		slash = strchr(name, '/');
 		a->files[a->count].name = xstrdup(slash != NULL ? slash + 1 : name);
 		a->files[a->count].index = i;
+		if (zip_stat_index(a->zip, i, 0, &zs) < 0 ||
+		    (zs.valid & ZIP_STAT_SIZE) == 0)
+			return zip_fail(a, err, "the size of entry", i);
+		a->files[a->count].size = zs.size;
 		a->count++;
 	}
 	qsort(a->files, a->count, sizeof(*a->files), cmp_entry);
@@ -475,8 +487,55 @@ list_files(struct ray_archive *a, struct ray_err *err)
 	return 0;
 }
 
+/*
+ * Refuse an archive bigger than `lim` allows, from the sizes its directory
+ * declares; extraction and reads then hold every entry to its declared
+ * size, so the caps bound what is really inflated too.
+ */
+static int
+check_limits(const struct ray_archive *a, const struct ray_archive_limits *lim,
+    struct ray_err *err)
+{
+	uint64_t total = 0;
+	char shown[SHOW_MAX];
+	size_t i;
+
+	if (a->count > lim->max_files)
+		return ray_err_set(err, RAY_ETOOBIG, "archive '%s' has %zu files, "
+		    "more than the limit of %llu files", a->path, a->count,
+		    (unsigned long long)lim->max_files);
+	for (i = 0; i < a->count; i++) {
+		const struct entry *e = &a->files[i];
+
+		if (e->size > lim->max_file)
+			return ray_err_set(err, RAY_ETOOBIG, "archive '%s' has "
+			    "'%s' of %llu bytes uncompressed, more than the "
+			    "limit of %llu bytes per file", a->path,
+			    show(e->name, strlen(e->name), shown),
+			    (unsigned long long)e->size,
+			    (unsigned long long)lim->max_file);
+		total += e->size;
+		if (total > lim->max_total)
+			return ray_err_set(err, RAY_ETOOBIG, "archive '%s' holds "
+			    "more than %llu bytes uncompressed, the limit for "
+			    "all its files together", a->path,
+			    (unsigned long long)lim->max_total);
+	}
+	return 0;
+}
+
 int
 ray_archive_open(const char *path, struct ray_archive **out,
+    struct ray_err *err)
+{
+	static const struct ray_archive_limits defaults = RAY_ARCHIVE_LIMITS;
+
+	return ray_archive_open_limited(path, &defaults, out, err);
+}
+
+int
+ray_archive_open_limited(const char *path,
+    const struct ray_archive_limits *limits, struct ray_archive **out,
     struct ray_err *err)
 {
 	struct ray_archive *a = xcalloc(1, sizeof(*a));
@@ -490,6 +549,7 @@ ray_archive_open(const char *path, struct ray_archive **out,
 	*out = NULL;
 	zip_error_init(&zerr);
 	a->path = xstrdup(path);
+	a->fd = -1;
 
 	rc = named = name_hash(path, want, err);
 	if (rc < 0)
@@ -511,6 +571,7 @@ ray_archive_open(const char *path, struct ray_archive **out,
 		    "regular file", path);
 		goto out;
 	}
+	a->st = st;
 
 	rc = ray_sha256_fd(fd, path, a->sha256, err);
 	if (rc < 0)
@@ -540,6 +601,7 @@ ray_archive_open(const char *path, struct ray_archive **out,
 		rc = ray_err_sys(err, "cannot read archive '%s'", path);
 		goto out;
 	}
+	a->fd = fd;
 	fd = -1;
 	src = zip_source_filep_create(fp, 0, -1, &zerr);
 	if (src == NULL) {
@@ -563,6 +625,9 @@ ray_archive_open(const char *path, struct ray_archive **out,
 	src = NULL;
 
 	rc = list_files(a, err);
+	if (rc < 0)
+		goto out;
+	rc = check_limits(a, limits, err);
 	if (rc < 0)
 		goto out;
 	*out = a;
@@ -602,52 +667,91 @@ ray_archive_sha256(const struct ray_archive *a)
 static const struct entry *
 find(const struct ray_archive *a, const char *name)
 {
-	struct entry key = { (char *)name, 0 };
+	struct entry key = { (char *)name, 0, 0 };
 
 	if (a->count == 0)
 		return NULL;
 	return bsearch(&key, a->files, a->count, sizeof(*a->files), cmp_entry);
 }
 
-/* Read the file of entry `e` whole into a NUL-terminated buffer. */
+/*
+ * Whether the archive's file still holds the bytes that were hashed.  The
+ * descriptor keeps the hashed file even if another is renamed over its
+ * path; only a write in place (the same inode) could change it, and any
+ * change to the inode moves its ctime, which nobody but the kernel sets.
+ * So while size, mtime and ctime are as they were the bytes are too;
+ * otherwise (a rewrite, or merely the path renamed away, which changes
+ * the link count) the file is hashed again, and only the same SHA-256
+ * lets the run go on.
+ */
 static int
-load(struct ray_archive *a, const struct entry *e, char **out, size_t *len,
-    struct ray_err *err)
+check_unchanged(struct ray_archive *a, struct ray_err *err)
 {
+	char now[65];
+	struct stat st;
+	int rc;
+
+	if (fstat(a->fd, &st) < 0)
+		return ray_err_sys(err, "cannot read archive '%s'", a->path);
+	if (st.st_size == a->st.st_size &&
+	    st.st_mtim.tv_sec == a->st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == a->st.st_mtim.tv_nsec &&
+	    st.st_ctim.tv_sec == a->st.st_ctim.tv_sec &&
+	    st.st_ctim.tv_nsec == a->st.st_ctim.tv_nsec)
+		return 0;
+	if (st.st_size == a->st.st_size) {
+		rc = ray_sha256_fd(a->fd, a->path, now, err);
+		if (rc < 0)
+			return rc;
+		if (strcmp(now, a->sha256) == 0) {
+			a->st = st;
+			return 0;
+		}
+	}
+	rc = ray_err_set(err, RAY_EINVAL, "archive '%s' was rewritten after "
+	    "it was opened, so its SHA-256 %s no longer vouches for what would "
+	    "be read", a->path, a->sha256);
+	ray_err_hint(err, "put back the archive whose SHA-256 is %s, then "
+	    "--resume the run; or start a new run", a->sha256);
+	return rc;
+}
+
+/* Where inflate() hands each slice of an entry's data. */
+typedef int (*sink_fn)(void *ctx, const char *data, size_t len);
+
+/*
+ * Inflate entry `e` slice by slice into `sink`.  The data must end exactly
+ * where the size the directory declared says, whatever the compressed
+ * stream would give, and pass libzip's CRC check at its end.  A signal
+ * stops it (see ray.h).  A failing sink leaves errno set; `what` names the
+ * sink's work for its message ("write '%s/%s'").
+ */
+static int
+inflate(struct ray_archive *a, const struct entry *e, sink_fn sink,
+    void *ctx, const char *sink_what, struct ray_err *err)
+{
+	unsigned long mark = ray_signal_mark();
+	char *buf = NULL, shown[SHOW_MAX];
 	zip_file_t *f = NULL;
-	zip_stat_t st;
+	zip_uint64_t got = 0;
 	zip_int64_t n;
-	char *buf = NULL, shown[SHOW_MAX], probe;
-	size_t size, got = 0;
-	int rc = 0;
+	int rc;
 
-	*out = NULL;
-	*len = 0;
 	show(e->name, strlen(e->name), shown);
-	zip_stat_init(&st);
-	if (zip_stat_index(a->zip, e->index, 0, &st) < 0 ||
-	    (st.valid & ZIP_STAT_SIZE) == 0) {
-		rc = ray_err_set(err, RAY_EIO, "cannot read '%s' from archive "
-		    "'%s': %s", shown, a->path, zip_strerror(a->zip));
-		goto out;
-	}
-	if (st.size > RAY_ARCHIVE_MAX_FILE) {
-		rc = ray_err_set(err, RAY_ETOOBIG, "'%s' in archive '%s' is %llu "
-		    "bytes, more than the limit of %zu MiB", shown, a->path,
-		    (unsigned long long)st.size, RAY_ARCHIVE_MAX_FILE >> 20);
-		goto out;
-	}
-	size = (size_t)st.size;
+	if ((rc = check_unchanged(a, err)) < 0)
+		return rc;
 	f = zip_fopen_index(a->zip, e->index, 0);
-	if (f == NULL) {
-		rc = ray_err_set(err, RAY_EIO, "cannot read '%s' from archive "
+	if (f == NULL)
+		return ray_err_set(err, RAY_EIO, "cannot read '%s' from archive "
 		    "'%s': %s", shown, a->path, zip_strerror(a->zip));
-		goto out;
-	}
-
-	buf = xmalloc(size + 1);
-	while (got < size) {
-		n = zip_fread(f, buf + got, size - got);
+	buf = xmalloc(SLICE);
+	for (;;) {
+		if (ray_interrupted(mark)) {
+			rc = ray_err_interrupted(err, "unpacking '%s' from archive "
+			    "'%s'", shown, a->path);
+			goto out;
+		}
+		n = zip_fread(f, buf, SLICE);
 		if (n < 0) {
 			rc = ray_err_set(err, RAY_EIO, "cannot read '%s' from "
 			    "archive '%s': %s", shown, a->path,
@@ -656,34 +760,76 @@ load(struct ray_archive *a, const struct entry *e, char **out, size_t *len,
 		}
 		if (n == 0)
 			break;
-		got += (size_t)n;
+		if ((zip_uint64_t)n > e->size - got)
+			break;
+		got += (zip_uint64_t)n;
+		if (sink(ctx, buf, (size_t)n) < 0) {
+			rc = ray_err_sys(err, "cannot %s", sink_what);
+			goto out;
+		}
 	}
-	/*
-	 * libzip checks the CRC when it reaches the end of the data, so read
-	 * on until it says so; the data must also end where the size says.
-	 */
-	n = zip_fread(f, &probe, 1);
-	if (n < 0) {
-		rc = ray_err_set(err, RAY_EIO, "cannot read '%s' from archive "
-		    "'%s': %s", shown, a->path, zip_file_strerror(f));
-		goto out;
-	}
-	if (n > 0 || got != size) {
+	if (n != 0 || got != e->size) {
 		rc = ray_err_set(err, RAY_EIO, "cannot read '%s' from archive "
 		    "'%s': its data does not have the size recorded for it",
 		    shown, a->path);
 		goto out;
 	}
-	buf[got] = '\0';
-	*out = buf;
-	*len = got;
-	buf = NULL;
+	rc = 0;
 
 out:
-	if (f != NULL)
-		zip_fclose(f);
+	zip_fclose(f);
 	free(buf);
 	return rc;
+}
+
+/* A sink into memory that inflate() never overfills (sizes are checked). */
+struct mem {
+	char *data;
+	size_t len;
+};
+
+static int
+to_mem(void *ctx, const char *data, size_t len)
+{
+	struct mem *m = ctx;
+
+	memcpy(m->data + m->len, data, len);
+	m->len += len;
+	return 0;
+}
+
+static int
+to_fd(void *ctx, const char *data, size_t len)
+{
+	return ray_write_all(*(int *)ctx, data, len);
+}
+
+/* Read the file of entry `e` whole into a NUL-terminated buffer. */
+static int
+load(struct ray_archive *a, const struct entry *e, char **out, size_t *len,
+    struct ray_err *err)
+{
+	struct mem m = { NULL, 0 };
+	char shown[SHOW_MAX];
+	int rc;
+
+	*out = NULL;
+	*len = 0;
+	if (e->size > RAY_ARCHIVE_MAX_FILE)
+		return ray_err_set(err, RAY_ETOOBIG, "'%s' in archive '%s' is "
+		    "%llu bytes, more than the limit of %zu MiB",
+		    show(e->name, strlen(e->name), shown), a->path,
+		    (unsigned long long)e->size, RAY_ARCHIVE_MAX_FILE >> 20);
+	m.data = xmalloc((size_t)e->size + 1);
+	rc = inflate(a, e, to_mem, &m, "read", err);
+	if (rc < 0) {
+		free(m.data);
+		return rc;
+	}
+	m.data[m.len] = '\0';
+	*out = m.data;
+	*len = m.len;
+	return 0;
 }
 
 int
@@ -719,23 +865,21 @@ int
 ray_archive_extract(struct ray_archive *a, const char *dir,
     struct ray_err *err)
 {
-	char *data = NULL, shown[SHOW_MAX];
-	size_t i, made = 0, len;
+	char shown[SHOW_MAX], what[SHOW_MAX + PATH_MAX];
+	size_t i, made = 0;
 	mode_t mode;
 	int dfd = -1, fd = -1, rc = 0, saved;
 
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* The folder itself is not followed either if it is a link. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
-		rc = ray_err_sys(err, "cannot open directory '%s'", dir);
+		rc = ray_err_open(err, "directory", dir);
 		goto out;
 	}
 	for (i = 0; i < a->count; i++) {
 		const char *name = a->files[i].name;
 
 		show(name, strlen(name), shown);
-		rc = load(a, &a->files[i], &data, &len, err);
-		if (rc < 0)
-			goto out;
 		mode = ends_with(name, ".sh") ? 0755 : 0644;
 		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 		    O_CLOEXEC, mode);
@@ -744,10 +888,11 @@ ray_archive_extract(struct ray_archive *a, const char *dir,
 			goto out;
 		}
 		made = i + 1;
-		if (ray_write_all(fd, data, len) < 0) {
-			rc = ray_err_sys(err, "cannot write '%s/%s'", dir, shown);
+		/* Streamed, so a file's size does not bound memory. */
+		snprintf(what, sizeof(what), "write '%s/%s'", dir, shown);
+		rc = inflate(a, &a->files[i], to_fd, &fd, what, err);
+		if (rc < 0)
 			goto out;
-		}
 		/* The mode is the archive's promise, not the umask's. */
 		if (fchmod(fd, mode) < 0) {
 			rc = ray_err_sys(err, "cannot set the mode of '%s/%s'", dir,
@@ -760,8 +905,6 @@ ray_archive_extract(struct ray_archive *a, const char *dir,
 			rc = ray_err_sys(err, "cannot close '%s/%s'", dir, shown);
 			goto out;
 		}
-		free(data);
-		data = NULL;
 	}
 
 out:
@@ -775,7 +918,6 @@ out:
 	}
 	if (dfd >= 0)
 		close(dfd);
-	free(data);
 	errno = saved;
 	return rc;
 }

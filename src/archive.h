@@ -41,16 +41,22 @@
  * even if the path is replaced meanwhile.  The archive keeps that
  * descriptor (close-on-exec) until ray_archive_close(), so a caller that
  * keeps the archive open for a whole run reads the file it hashed however
- * often it reads.  Only a file rewritten in place (the same inode) can
- * change under it; libzip read the central directory, with each entry's
- * CRC-32 and size, at open, so reading an entry whose bytes changed fails
- * with RAY_EIO rather than giving other data.
+ * often it reads: the run is pinned to that SHA-256.  Only a file
+ * rewritten in place (the same inode) could change under it, and that
+ * changes its ctime: every read and extraction first checks that the
+ * file's size, mtime and ctime are those it had when it was hashed, and
+ * refuses with RAY_EINVAL ("was rewritten after it was opened") if not,
+ * even when the new bytes would pass the entries' CRC-32 checks.
+ *
+ * A signal (see ray.h) stops hashing, reading and extraction with
+ * RAY_EINTR, "interrupted while ...".
  *
  * Errors: functions return 0 or a negative code and fill `err` with a
  * message naming the archive and, where there is one, the offending entry.
- * Validation failures are RAY_EINVAL; system errors are -errno; a file
- * over 64 MiB (uncompressed) is RAY_ETOOBIG; data libzip cannot decode
- * (bad CRC, unsupported method, encryption) is RAY_EIO.
+ * Validation failures are RAY_EINVAL; system errors are -errno; an
+ * archive over its limits, or a file over 64 MiB read whole, is
+ * RAY_ETOOBIG; data libzip cannot decode (bad CRC, unsupported method,
+ * encryption, a size other than the one declared) is RAY_EIO.
  *
  * Ownership: ray_archive_open() gives the caller an archive to free with
  * ray_archive_close() (NULL is allowed).  Names and the hash returned
@@ -61,15 +67,47 @@
 #define RAY_ARCHIVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ray.h"
 
-/* The most one file of an archive may hold, uncompressed. */
+/*
+ * The most one file may hold, uncompressed, for ray_archive_read(), which
+ * reads it into memory; extraction streams, so only the limits below
+ * bound it.
+ */
 #define RAY_ARCHIVE_MAX_FILE ((size_t)64 << 20)
+
+/*
+ * Caps against archives that unpack to far more than they look (zip
+ * bombs), checked by ray_archive_open_limited() from the sizes the
+ * central directory declares, before anything is read or extracted.  The
+ * declared sizes are not trusted beyond that: reading and extraction hold
+ * every entry to its declared size as they inflate it (one byte more, or
+ * less, is RAY_EIO), so the caps bound what is really written.  A ratio
+ * cap would add nothing: the total is what fills a disk, whatever the
+ * ratio.
+ */
+struct ray_archive_limits {
+	uint64_t max_total;	/* all files together, uncompressed */
+	uint64_t max_files;	/* files (directory entries not counted) */
+	uint64_t max_file;	/* one file, uncompressed */
+};
+
+/* The defaults: 256 MiB in all, 10000 files, 64 MiB per file. */
+#define RAY_ARCHIVE_LIMITS { (uint64_t)256 << 20, 10000, (uint64_t)64 << 20 }
 
 struct ray_archive;
 
+/* ray_archive_open_limited() with RAY_ARCHIVE_LIMITS. */
 int ray_archive_open(const char *path, struct ray_archive **out,
+    struct ray_err *err);
+/*
+ * Open the archive (see the rules above) and refuse it with RAY_ETOOBIG,
+ * naming the cap, if it holds more than `limits` allow.
+ */
+int ray_archive_open_limited(const char *path,
+    const struct ray_archive_limits *limits, struct ray_archive **out,
     struct ray_err *err);
 /* The number of files (directory entries not counted). */
 size_t ray_archive_count(const struct ray_archive *a);
@@ -86,7 +124,7 @@ int ray_archive_read(struct ray_archive *a, const char *name, char **data,
  * ending in ".sh", 0644 for the rest, whatever the umask.  A file is never
  * overwritten and a symlink never followed (O_CREAT|O_EXCL|O_NOFOLLOW), so
  * nothing outside `dir` is touched; a name that exists already is an
- * error.  On failure the files this call created are removed again.
+ * error, and so is a `dir` that is itself a symbolic link.  On failure the files this call created are removed again.
  */
 int ray_archive_extract(struct ray_archive *a, const char *dir,
     struct ray_err *err);

@@ -16,10 +16,11 @@
 #include <unistd.h>
 
 /*
- * POSIX leaves read(2) of more than SSIZE_MAX bytes undefined, and Linux
- * stops short of 2 GiB anyway, so large buffers are read in chunks.
+ * Large files are read in slices, with a look for a signal between two
+ * (see ray.h); a slice is also far below the SSIZE_MAX bytes past which
+ * POSIX leaves read(2) undefined.
  */
-#define IO_CHUNK ((size_t)1 << 30)
+#define READ_SLICE ((size_t)16 << 20)
 
 /* A buffer to start from when fstat cannot tell the size (pipes, /proc). */
 #define READ_START 4096
@@ -160,6 +161,7 @@ ray_atomicfile_read(const char *path, char **out, size_t *len,
 	struct stat st;
 	char *buf = NULL;
 	size_t cap, used = 0, chunk;
+	unsigned long mark = ray_signal_mark();
 	ssize_t n;
 	int fd, rc = 0, saved;
 
@@ -200,7 +202,11 @@ ray_atomicfile_read(const char *path, char **out, size_t *len,
 			cap *= 2;
 			buf = xrealloc(buf, cap);
 		}
-		chunk = cap - used < IO_CHUNK ? cap - used : IO_CHUNK;
+		if (ray_interrupted(mark)) {
+			rc = ray_err_interrupted(err, "reading '%s'", path);
+			goto out;
+		}
+		chunk = cap - used < READ_SLICE ? cap - used : READ_SLICE;
 		n = read(fd, buf + used, chunk);
 		if (n < 0 && errno == EINTR)
 			continue;

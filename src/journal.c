@@ -84,12 +84,22 @@ pwrite_all(int fd, const void *buf, size_t len, size_t off)
 	return 0;
 }
 
+/*
+ * Lay down zeros from `from` to `to`.  The space is reserved first where
+ * the file system can (fallocate), so a disk without room for the journal
+ * says so at once rather than after filling up what room it had; the
+ * zeros are still written, since blocks that were only reserved would
+ * make the first write to each a metadata change for fdatasync.
+ */
 static int
 zero_fill(int fd, size_t from, size_t to)
 {
 	static const char zeros[ZERO_CHUNK];
 	size_t n;
 
+	if (from < to && fallocate(fd, 0, (off_t)from, (off_t)(to - from)) < 0 &&
+	    errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL)
+		return -errno;
 	if (from < to && lseek(fd, (off_t)from, SEEK_SET) < 0)
 		return -errno;
 	for (; from < to; from += n) {
@@ -129,9 +139,9 @@ ray_journal_open(const char *path, size_t min_record,
 
 	*out = NULL;
 	j->path = xstrdup(path);
-	j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	j->fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (j->fd < 0 || fstat(j->fd, &st) < 0) {
-		rc = ray_err_sys(err, "cannot open the journal '%s'", path);
+		rc = ray_err_open(err, "the journal", path);
 		goto fail;
 	}
 	fresh = st.st_size == 0;
@@ -169,6 +179,13 @@ ray_journal_open(const char *path, size_t min_record,
 	return 0;
 
 fail:
+	/*
+	 * A journal that could not be laid down would only hold the disk
+	 * space it took (all of it, on a full disk, which the state file
+	 * then needs), and its old records are retired anyway.
+	 */
+	if (j->fd >= 0)
+		unlink(path);
 	ray_journal_close(j);
 	return rc;
 }

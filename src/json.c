@@ -5,12 +5,15 @@
 #include "buf.h"
 
 #include <lauxlib.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 64
+#define MAX_DEPTH RAY_JSON_MAX_DEPTH
+/* The largest magnitude a double holds every whole number up to. */
+#define MAX_EXACT ((lua_Integer)1 << 53)
 
 /* The metatable of the userdata that holds the output buffer. */
 #define BUF_MT "raymond.json.buf"
@@ -88,10 +91,22 @@ put_number(lua_State *L, int idx, struct ray_buf *out, const struct path *p,
     struct ray_err *err)
 {
 	char num[32];
+	lua_Integer i;
 	double d;
 
 	if (lua_isinteger(L, idx)) {
-		ray_buf_addf(out, "%lld", (long long)lua_tointeger(L, idx));
+		i = lua_tointeger(L, idx);
+		/*
+		 * cjson, which reads the state back, reads every number as a
+		 * double, so a larger one would load as a neighbour.
+		 */
+		if (i > MAX_EXACT || i < -MAX_EXACT) {
+			snprintf(num, sizeof(num), "%lld", (long long)i);
+			return fail(p, err, lua_pushfstring(L, "is %s, a whole "
+			    "number beyond 2^53 that cannot be read back exactly; "
+			    "store it as a string", num));
+		}
+		ray_buf_addf(out, "%lld", (long long)i);
 		return 0;
 	}
 	d = lua_tonumber(L, idx);
@@ -105,32 +120,107 @@ put_number(lua_State *L, int idx, struct ray_buf *out, const struct path *p,
 	return 0;
 }
 
-/* Length n if the table at idx is a list 1..n (n > 0), else 0. */
-static lua_Integer
-list_length(lua_State *L, int idx)
+/* Whether string key `s` is the decimal form of integer key `*i`. */
+static int
+integer_text(const char *s, size_t len, lua_Integer *i)
 {
-	lua_Integer n = (lua_Integer)lua_rawlen(L, idx), count = 0;
+	char buf[32];
 
-	if (n == 0)
+	if (len == 0 || len >= sizeof(buf) || (s[0] == '0' && len > 1) ||
+	    (s[0] == '-' && (len == 1 || s[1] == '0')))
 		return 0;
+	if (strspn(s + (s[0] == '-'), "0123456789") != len - (s[0] == '-'))
+		return 0;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	*i = (lua_Integer)strtoll(buf, NULL, 10);
+	return errno == 0;
+}
+
+/*
+ * The shape of the table at idx: its length n > 0 if its keys are exactly
+ * 1..n (an array), 0 if they are all strings (an object; also the empty
+ * table), else RAY_EINVAL with `err` saying why.  JSON has nothing else,
+ * and anything else would not read back as it was: cjson reads the object
+ * {"1":"a","3":"c"} with string keys, and {1, "1"} has one key twice.
+ */
+static int
+table_shape(lua_State *L, int idx, const struct path *p, lua_Integer *n,
+    long *nkeys, struct ray_err *err)
+{
+	lua_Integer ints = 0, min = 0, max = 0, k;
+	long strs = 0;
+	const char *s;
+	size_t len;
+	char what[160];
+
+	*n = 0;
+	*nkeys = 0;
 	lua_pushnil(L);
 	while (lua_next(L, idx) != 0) {
 		lua_pop(L, 1);
+		if (lua_type(L, -1) == LUA_TSTRING) {
+			strs++;
+			continue;
+		}
 		if (!lua_isinteger(L, -1)) {
 			lua_pop(L, 1);
-			return 0;
+			return fail(p, err, "has a key that is neither a string "
+			    "nor a whole number");
 		}
-		count++;
+		k = lua_tointeger(L, -1);
+		if (ints++ == 0)
+			min = max = k;
+		min = k < min ? k : min;
+		max = k > max ? k : max;
 	}
-	return count == n ? n : 0;
+	*nkeys = strs;
+	if (ints == 0)
+		return 0;
+	if (strs > 0) {
+		lua_pushnil(L);
+		while (lua_next(L, idx) != 0) {
+			lua_pop(L, 1);
+			if (lua_type(L, -1) != LUA_TSTRING)
+				continue;
+			s = lua_tolstring(L, -1, &len);
+			if (!integer_text(s, len, &k))
+				continue;
+			if (lua_rawgeti(L, idx, k) != LUA_TNIL) {
+				lua_pop(L, 2);
+				snprintf(what, sizeof(what), "has both %lld and "
+				    "\"%lld\" as keys, which JSON cannot tell "
+				    "apart", (long long)k, (long long)k);
+				return fail(p, err, what);
+			}
+			lua_pop(L, 1);
+		}
+		return fail(p, err, "mixes list entries (whole-number keys) with "
+		    "named keys, which JSON cannot hold: use one or the other");
+	}
+	if (min != 1) {
+		snprintf(what, sizeof(what), "is a list whose first key is %lld; "
+		    "JSON lists start at 1", (long long)min);
+		return fail(p, err, what);
+	}
+	if (max != ints) {
+		for (k = 1; lua_rawgeti(L, idx, k) != LUA_TNIL; k++)
+			lua_pop(L, 1);
+		lua_pop(L, 1);
+		snprintf(what, sizeof(what), "is a list with a hole: [%lld] is "
+		    "nil but [%lld] is not, which JSON cannot hold", (long long)k,
+		    (long long)max);
+		return fail(p, err, what);
+	}
+	*n = ints;
+	return 0;
 }
 
 /* An object key: its text (with its length: keys may hold NUL bytes). */
 struct key {
 	const char *s;
 	size_t len;
-	int is_int;		/* an integer key, written as its digits */
-	lua_Integer ival;
 };
 
 static int
@@ -147,59 +237,25 @@ cmp_keys(const void *a, const void *b)
 static int encode(lua_State *L, int idx, struct ray_buf *out, struct path *p,
     struct ray_err *err);
 
-/*
- * Check the keys of the table at idx and count them; returns the count, or
- * -1 after filling `err` if one is neither a string nor a whole number.
- */
-static long
-count_keys(lua_State *L, int idx, const struct path *p, struct ray_err *err)
-{
-	long n = 0;
-
-	lua_pushnil(L);
-	while (lua_next(L, idx) != 0) {
-		lua_pop(L, 1);
-		if (lua_type(L, -1) != LUA_TSTRING && !lua_isinteger(L, -1)) {
-			lua_pop(L, 1);
-			fail(p, err, "has a key that is neither a string nor a whole number");
-			return -1;
-		}
-		n++;
-	}
-	return n;
-}
-
+/* The object at idx, whose `count` keys are all strings (table_shape). */
 static int
-put_object(lua_State *L, int idx, struct ray_buf *out, struct path *p,
-    struct ray_err *err)
+put_object(lua_State *L, int idx, long count, struct ray_buf *out,
+    struct path *p, struct ray_err *err)
 {
-	long count = count_keys(L, idx, p, err);
 	struct key *keys;
 	size_t n = 0, i;
 	int r = 0;
 
-	if (count < 0)
-		return RAY_EINVAL;
 	/*
 	 * The keys live in Lua memory, so an error raised while they are in
-	 * use leaves nothing to free.  A string key's text stays alive in the
-	 * table; an integer key's digits are made on a copy kept in a holder
+	 * use leaves nothing to free; each key's text stays alive in the
 	 * table.
 	 */
 	keys = lua_newuserdatauv(L, (size_t)count * sizeof(*keys), 0);
-	lua_newtable(L);	/* holder */
 	lua_pushnil(L);
 	while (lua_next(L, idx) != 0) {
 		lua_pop(L, 1);
-		keys[n].is_int = lua_type(L, -1) != LUA_TSTRING;
-		if (keys[n].is_int) {
-			keys[n].ival = lua_tointeger(L, -1);
-			lua_pushvalue(L, -1);
-			keys[n].s = lua_tolstring(L, -1, &keys[n].len);
-			lua_rawseti(L, -3, (lua_Integer)n + 1);
-		} else {
-			keys[n].s = lua_tolstring(L, -1, &keys[n].len);
-		}
+		keys[n].s = lua_tolstring(L, -1, &keys[n].len);
 		n++;
 	}
 	ray_buf_addc(out, '{');
@@ -210,10 +266,7 @@ put_object(lua_State *L, int idx, struct ray_buf *out, struct path *p,
 			ray_buf_addc(out, ',');
 		put_string(out, keys[i].s, keys[i].len);
 		ray_buf_addc(out, ':');
-		if (keys[i].is_int)
-			lua_pushinteger(L, keys[i].ival);
-		else
-			lua_pushlstring(L, keys[i].s, keys[i].len);
+		lua_pushlstring(L, keys[i].s, keys[i].len);
 		lua_rawget(L, idx);
 		p->keys[p->depth] = keys[i].s;
 		p->depth++;
@@ -221,7 +274,7 @@ put_object(lua_State *L, int idx, struct ray_buf *out, struct path *p,
 		p->depth--;
 		lua_pop(L, 1);
 	}
-	lua_pop(L, 2);		/* holder, keys */
+	lua_pop(L, 1);		/* keys */
 	ray_buf_addc(out, '}');
 	return r;
 }
@@ -254,6 +307,7 @@ encode(lua_State *L, int idx, struct ray_buf *out, struct path *p,
     struct ray_err *err)
 {
 	lua_Integer n;
+	long nkeys;
 	size_t len;
 	const char *s;
 
@@ -280,10 +334,11 @@ encode(lua_State *L, int idx, struct ray_buf *out, struct path *p,
 		if (p->depth >= MAX_DEPTH)
 			return fail(p, err, "is nested too deeply (or contains itself)");
 		luaL_checkstack(L, 8, "json");
-		n = list_length(L, idx);
+		if (table_shape(L, idx, p, &n, &nkeys, err) < 0)
+			return RAY_EINVAL;
 		if (n > 0)
 			return put_array(L, idx, n, out, p, err);
-		return put_object(L, idx, out, p, err);
+		return put_object(L, idx, nkeys, out, p, err);
 	}
 	return fail(p, err, lua_pushfstring(L, "is a %s, which JSON cannot hold",
 	    luaL_typename(L, idx)));

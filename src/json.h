@@ -10,14 +10,24 @@
  * Mapping: nil and the cjson null become null; booleans, numbers and
  * strings as themselves (strings are escaped as JSON requires; bytes of
  * 0x80 and above pass through); a table whose keys are exactly 1..n with
- * n > 0 becomes an array; any other table an object, whose keys must be
- * strings (integer keys are written as strings); an empty table becomes
- * {}.  Keys are written in sorted order so equal states give equal files.
+ * n > 0 becomes an array; a table whose keys are all strings an object;
+ * an empty table becomes {}.  Keys are written in sorted order so equal
+ * states give equal files.
  *
- * Errors: a function, userdata, thread, a non-finite number, a table key
- * that is neither string nor number, or nesting deeper than 64 levels
- * (which also catches cycles) returns RAY_EINVAL with `err` naming the
- * path to the value, e.g. "data.hook.fn is a function".
+ * Only what reads back as it was is written: a table with any other keys
+ * (a list with a hole such as {1, nil, 3}, a list not starting at 1,
+ * whole-number keys next to string keys, 1 and "1" both, a key that is
+ * neither a string nor a whole number) has no faithful JSON, since cjson
+ * would read it back with other keys.
+ *
+ * Errors: a function, userdata, thread, a non-finite number, an integer
+ * beyond +-2^53 (cjson reads numbers as doubles, so it would not read
+ * back exactly), a table
+ * without a faithful JSON form (above), or nesting deeper than
+ * RAY_JSON_MAX_DEPTH levels of tables (which also catches cycles) returns
+ * RAY_EINVAL with `err` naming the path to the value, e.g.
+ * "data.hook.fn is a function", "data.list is a list with a hole: [2] is
+ * nil but [3] is not, which JSON cannot hold".
  */
 #ifndef RAY_JSON_H
 #define RAY_JSON_H
@@ -25,6 +35,13 @@
 #include <lua.h>
 
 #include "ray.h"
+
+/*
+ * The most levels of tables a value may nest, counting the outermost;
+ * the state file's reader (lua/raymond/runstate.lua) allows exactly as
+ * many, so whatever is saved loads again.
+ */
+#define RAY_JSON_MAX_DEPTH 64
 
 /*
  * Push the JSON text for the value at `idx`; on an error above push

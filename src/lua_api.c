@@ -60,10 +60,20 @@ fail_errno(lua_State *L, const char *what, const char *path)
 	return fail(L, "cannot %s '%s': %s", what, path, strerror(e));
 }
 
-/* nil, the message of `err` with its hint on a second line, its code. */
+/*
+ * nil, the message of `err` with its hint on a second line, its code.
+ * Work stopped by a signal (RAY_EINTR) first marks the run interrupted,
+ * as the loop would once it got control, so the caller already sees
+ * raymond.stopping() and ends without calling it a failure.  Only the
+ * functions registered with the host as upvalue can stop that way.
+ */
 static int
 fail_err(lua_State *L, const struct ray_err *err)
 {
+	struct ray_host *h;
+
+	if (err->code == RAY_EINTR && (h = ray__host_from(L)) != NULL)
+		ray__sched_take_signals(h);
 	lua_pushnil(L);
 	if (err->hint[0] != '\0')
 		lua_pushfstring(L, "%s\nhint: %s", err->msg, err->hint);
@@ -158,7 +168,7 @@ api_read_file(lua_State *L)
 	size_t len;
 
 	if (ray_atomicfile_read(path, &data, &len, &err) < 0)
-		return fail(L, "%s", err.msg);
+		return fail_err(L, &err);
 	b->p = data;
 	lua_pushlstring(L, data, len);
 	return 1;
@@ -327,17 +337,25 @@ api_append_file(lua_State *L)
 	return 1;
 }
 
-/* raymond.stat(path) -> "file" | "dir" | "other" | nil */
+/*
+ * raymond.stat(path [, nofollow]) -> "file" | "dir" | "link" | "other" | nil
+ * Symbolic links are followed unless `nofollow` is true; then a link is
+ * "link".
+ */
 static int
 api_stat(lua_State *L)
 {
+	const char *path = luaL_checkstring(L, 1);
 	struct stat st;
+	int r = lua_toboolean(L, 2) ? lstat(path, &st) : stat(path, &st);
 
-	if (stat(luaL_checkstring(L, 1), &st) != 0) {
+	if (r != 0) {
 		lua_pushnil(L);
 		return 1;
 	}
-	if (S_ISREG(st.st_mode))
+	if (S_ISLNK(st.st_mode))
+		lua_pushliteral(L, "link");
+	else if (S_ISREG(st.st_mode))
 		lua_pushliteral(L, "file");
 	else if (S_ISDIR(st.st_mode))
 		lua_pushliteral(L, "dir");
@@ -445,6 +463,10 @@ api_mkdir_p(lua_State *L)
 			break;
 	}
 	free(p);
+	/* The folder asked for is made or found, never reached through a link. */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		return fail(L, "cannot create directory '%s': it is a symbolic "
+		    "link, and raymond does not write through links", path);
 	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		errno = ENOTDIR;
 		return fail_errno(L, "create directory", path);
@@ -456,18 +478,22 @@ api_mkdir_p(lua_State *L)
 /*
  * raymond.lock(path) -> true | nil, message, "locked"
  *
- * Takes an exclusive flock on `path` (created if needed) and keeps it for
- * the life of the process.  The kernel drops it when the process dies, so
- * a run killed with SIGKILL never leaves a lock that blocks --resume.
+ * Takes an exclusive flock on `path` (created if needed, never through a
+ * symbolic link) and keeps it for the life of the process.  The kernel
+ * drops it when the process dies, so a run killed with SIGKILL never
+ * leaves a lock that blocks --resume.
  */
 static int
 api_lock(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct ray_err err;
 
-	if (fd < 0)
-		return fail_errno(L, "open lock", path);
+	if (fd < 0) {
+		ray_err_open(&err, "lock", path);
+		return fail_err(L, &err);
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		int e = errno;
 
@@ -640,7 +666,7 @@ api_sha256_file(lua_State *L)
 	char hex[65];
 
 	if (ray_sha256_file(path, hex, &err) < 0)
-		return fail(L, "%s", err.msg);
+		return fail_err(L, &err);
 	lua_pushstring(L, hex);
 	return 1;
 }
@@ -653,11 +679,27 @@ check_archive(lua_State *L)
 	return ray__check_open(L, 1, ARCHIVE_MT, "archive");
 }
 
+/* The unsigned whole number in field `k` of the table at `idx`, if any. */
+static void
+opt_limit(lua_State *L, int idx, const char *k, uint64_t *v)
+{
+	lua_Integer n;
+
+	if (lua_getfield(L, idx, k) != LUA_TNIL) {
+		n = luaL_checkinteger(L, -1);
+		luaL_argcheck(L, n >= 0, idx, "archive limits are not negative");
+		*v = (uint64_t)n;
+	}
+	lua_pop(L, 1);
+}
+
 /*
- * raymond.zip_open(path) -> archive | nil, message, code
+ * raymond.zip_open(path [, limits]) -> archive | nil, message, code
  *
  * Opens, hashes and validates the archive once (hash in the name, entry
- * names, layout: see archive.h).  The object keeps the open descriptor
+ * names, layout, and the caps of `limits` = {max_total, max_files,
+ * max_file}, each defaulting to archive.h's: see archive.h).  The object
+ * keeps the open descriptor
  * and has the fields `path`, `sha256` (64 hex digits) and `files`
  * ({NAME = true, ...} by bare name), and the methods below.  The
  * archive is owned by the userdata from the moment it is opened, so an
@@ -667,14 +709,21 @@ static int
 api_zip_open(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
+	struct ray_archive_limits lim = RAY_ARCHIVE_LIMITS;
 	struct ray_archive **ap;
 	struct ray_err err;
 	size_t i, n;
 
+	if (!lua_isnoneornil(L, 2)) {
+		luaL_checktype(L, 2, LUA_TTABLE);
+		opt_limit(L, 2, "max_total", &lim.max_total);
+		opt_limit(L, 2, "max_files", &lim.max_files);
+		opt_limit(L, 2, "max_file", &lim.max_file);
+	}
 	ap = lua_newuserdatauv(L, sizeof(*ap), 1);
 	*ap = NULL;
 	luaL_setmetatable(L, ARCHIVE_MT);
-	if (ray_archive_open(path, ap, &err) < 0)
+	if (ray_archive_open_limited(path, &lim, ap, &err) < 0)
 		return fail_err(L, &err);
 
 	n = ray_archive_count(*ap);
@@ -815,10 +864,11 @@ api_mkdtemp(lua_State *L)
  * holds.  A symlink is removed itself, never followed, and a directory is
  * opened with O_NOFOLLOW, so nothing outside the tree is touched even if
  * it changes meanwhile.  `path` holds the path of `name` for messages;
- * on failure it names what could not be removed, and errno says why.
+ * on failure it names what could not be removed, and errno says why; a
+ * signal counted since `mark` stops it with EINTR (see ray.h).
  */
 static int
-rm_at(int dfd, const char *name, struct ray_buf *path)
+rm_at(int dfd, const char *name, struct ray_buf *path, unsigned long mark)
 {
 	size_t len = path->len;
 	struct dirent *de;
@@ -849,9 +899,15 @@ rm_at(int dfd, const char *name, struct ray_buf *path)
 		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
+		/* A tree of many files takes seconds; a signal must not wait. */
+		if (ray_interrupted(mark)) {
+			errno = EINTR;
+			rc = -1;
+			break;
+		}
 		ray_buf_addc(path, '/');
 		ray_buf_adds(path, de->d_name);
-		rc = rm_at(dirfd(d), de->d_name, path);
+		rc = rm_at(dirfd(d), de->d_name, path, mark);
 		if (rc < 0)
 			break;
 		path->len = len;
@@ -876,7 +932,8 @@ api_rmtree(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
 	struct ray_buf b = RAY_BUF_INIT;
-	char msg[RAY_ERR_MSG], *real, *top;
+	struct ray_err err;
+	char *real, *top;
 	const char *base;
 	int root, rc, e;
 
@@ -899,14 +956,17 @@ api_rmtree(lua_State *L)
 
 	/* rm_at() grows `b` as it descends, so the name is a copy. */
 	top = xstrdup(b.data);
-	rc = rm_at(AT_FDCWD, top, &b);
+	rc = rm_at(AT_FDCWD, top, &b, ray_signal_mark());
 	e = errno;
-	snprintf(msg, sizeof(msg), "cannot remove '%s': %s", b.data,
-	    strerror(e));
+	if (rc < 0 && e == EINTR)
+		ray_err_interrupted(&err, "removing '%s'", top);
+	else if (rc < 0)
+		ray_err_set(&err, -e, "cannot remove '%s': %s", b.data,
+		    strerror(e));
 	free(top);
 	ray_buf_release(&b);
 	if (rc < 0)
-		return fail(L, "%s", msg);
+		return fail_err(L, &err);
 	lua_pushboolean(L, 1);
 	return 1;
 }
@@ -952,8 +1012,13 @@ ray__api_register(lua_State *L, struct ray_host *h)
 	lua_pop(L, 1);
 	luaL_newmetatable(L, ARCHIVE_MT);
 	luaL_setfuncs(L, archive_meta, 0);
-	luaL_newlib(L, archive_methods);
+	/* With the host, so a read or extraction a signal stops marks it. */
+	luaL_newlibtable(L, archive_methods);
+	lua_pushlightuserdata(L, h);
+	luaL_setfuncs(L, archive_methods, 1);
 	lua_setfield(L, -2, "methods");
+	/* So the engine sees the signals the scheduler counts (ray.h). */
+	ray_signals = &ray__signal_count;
 	lua_pop(L, 1);
 	luaL_newmetatable(L, BOX_MT);
 	lua_pushcfunction(L, box_close);
@@ -967,4 +1032,8 @@ ray__api_register(lua_State *L, struct ray_host *h)
 	lua_setfield(L, -2, "version");
 	lua_pushinteger(L, RAY_EFULL);
 	lua_setfield(L, -2, "EFULL");
+	lua_pushinteger(L, RAY_ETOOBIG);
+	lua_setfield(L, -2, "ETOOBIG");
+	lua_pushinteger(L, RAY_JSON_MAX_DEPTH);
+	lua_setfield(L, -2, "JSON_MAX_DEPTH");
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /*
@@ -43,6 +44,43 @@ ray_err_sys(struct ray_err *err, const char *fmt, ...)
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	ray_err_set(err, -e, "%s: %s", what, strerror(e));
+	errno = e;
+	return -e;
+}
+
+static volatile sig_atomic_t no_signals;
+volatile sig_atomic_t *ray_signals = &no_signals;
+
+int
+ray_err_interrupted(struct ray_err *err, const char *fmt, ...)
+{
+	char what[RAY_ERR_MSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	ray_err_set(err, RAY_EINTR, "interrupted while %s", what);
+	errno = EINTR;
+	return RAY_EINTR;
+}
+
+int
+ray_err_open(struct ray_err *err, const char *what, const char *path)
+{
+	struct stat st;
+	int e = errno;
+
+	/* With O_DIRECTORY a link is ENOTDIR rather than ELOOP. */
+	if ((e != ELOOP && e != ENOTDIR) || lstat(path, &st) != 0 ||
+	    !S_ISLNK(st.st_mode)) {
+		errno = e;
+		return ray_err_sys(err, "cannot open %s '%s'", what, path);
+	}
+	ray_err_set(err, -e, "cannot open %s '%s': it is a symbolic link, and "
+	    "raymond does not write through links", what, path);
+	ray_err_hint(err, "remove the link '%s'; raymond makes it again",
+	    path);
 	errno = e;
 	return -e;
 }

@@ -14,6 +14,7 @@
 #ifndef RAY_H
 #define RAY_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #define RAY_VERSION "0.1.0"
@@ -26,6 +27,7 @@ enum {
 	RAY_EIO = -1005,	/* an I/O step failed; errno text in the message */
 	RAY_ELUA = -1006,	/* a Lua error; message holds file:line */
 	RAY_EFULL = -1007,	/* a store of fixed size has no room left */
+	RAY_EINTR = -1008,	/* stopped by SIGINT or SIGTERM; nothing is lost */
 };
 
 #define RAY_ERR_MSG 1024
@@ -46,8 +48,55 @@ int ray_err_set(struct ray_err *err, int code, const char *fmt, ...)
  */
 int ray_err_sys(struct ray_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * ray_err_sys for an open(2) of `path` with O_NOFOLLOW that failed: when
+ * `path` is a symbolic link (ELOOP, or ENOTDIR with O_DIRECTORY) that is
+ * said plainly, with a hint to remove it; any other failure as
+ * ray_err_sys says it.  The message
+ * is "cannot open WHAT 'PATH': ...".
+ */
+int ray_err_open(struct ray_err *err, const char *what, const char *path);
 /* Set the hint line of `err` (if not NULL). */
 void ray_err_hint(struct ray_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Signals during long work in C.  raymond's SIGINT/SIGTERM handler counts
+ * each signal in a volatile sig_atomic_t (src/lua_sched.c); ray_signals
+ * points at that count once the host is up (at a count that never moves
+ * before, and in the unit tests).  A loop that may run for long (hashing,
+ * unpacking, reading a big file, removing a tree) takes a mark before it
+ * starts and stops when the count has moved, with RAY_EINTR:
+ *
+ *	unsigned long mark = ray_signal_mark();
+ *	for (...) {
+ *		if (ray_interrupted(mark))
+ *			return ray_err_interrupted(err, "hashing '%s'", path);
+ *		...
+ *	}
+ *
+ * Reading the count is one load, so it is done at every chunk.  Work begun
+ * after a signal runs normally, as the rest of the way out must.
+ */
+extern volatile sig_atomic_t *ray_signals;
+
+static inline unsigned long
+ray_signal_mark(void)
+{
+	return (unsigned long)*ray_signals;
+}
+
+static inline int
+ray_interrupted(unsigned long mark)
+{
+	return (unsigned long)*ray_signals != mark;
+}
+
+/*
+ * Fill `err` with "interrupted while DOING" and return RAY_EINTR; errno is
+ * set to EINTR for callers that report through it.
+ */
+int ray_err_interrupted(struct ray_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*

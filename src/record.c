@@ -23,9 +23,10 @@ ray_record_open(const char *path, struct ray_record **out, struct ray_err *err)
 	struct stat st;
 	int fd;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
 	if (fd < 0)
-		return ray_err_sys(err, "cannot open the debug record '%s'", path);
+		return ray_err_open(err, "the debug record", path);
 	/* A resumed run appends to the record its first process began. */
 	if (fstat(fd, &st) == 0 && st.st_size == 0 &&
 	    write(fd, RAY_RECORD_MAGIC, strlen(RAY_RECORD_MAGIC)) < 0) {

@@ -85,13 +85,20 @@ ray_sha256_fd(int fd, const char *path, char hex[65], struct ray_err *err)
 	struct ray_sha256_ctx c;
 	unsigned char digest[32];
 	unsigned char *buf = xmalloc(FILE_CHUNK);
+	unsigned long mark = ray_signal_mark();
+	off_t off = 0;
 	ssize_t n;
 	int rc = 0;
 
 	hex[0] = '\0';
 	ray_sha256_init(&c);
 	for (;;) {
-		n = read(fd, buf, FILE_CHUNK);
+		/* A file of gigabytes takes seconds; a signal must not wait. */
+		if (ray_interrupted(mark)) {
+			rc = ray_err_interrupted(err, "hashing '%s'", path);
+			goto out;
+		}
+		n = pread(fd, buf, FILE_CHUNK, off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -102,6 +109,7 @@ ray_sha256_fd(int fd, const char *path, char hex[65], struct ray_err *err)
 		}
 		if (n == 0)
 			break;
+		off += n;
 		ray_sha256_update(&c, buf, (size_t)n);
 	}
 

@@ -21,8 +21,10 @@
  * ray_sha256_file() and ray_sha256_fd() stream a file and write the digest
  * as 64 lowercase hex digits and a NUL, the form sha256sum(1) prints.
  * They return 0, or -errno with `err` naming the path and the reason.
- * ray_sha256_fd() reads from the descriptor's current offset to end of
- * file and leaves the descriptor open; `path` is only for the message.
+ * ray_sha256_fd() reads the whole file from its start with pread(2), so
+ * the descriptor's offset is left alone for whoever else reads through
+ * it, and leaves the descriptor open; `path` is only for the message.
+ * A signal (see ray.h) stops either with RAY_EINTR.
  */
 #ifndef RAY_SHA256_H
 #define RAY_SHA256_H

@@ -182,7 +182,12 @@ local function open_run(opts, ws, rec, scope)
   end
   raymond.set_max_parallel(rec.launch.max_parallel or 0)
   raymond.set_flush(function() run:flush() end)
-  if scope.kind == "zip" then scope.workdir = ws.root .. "/extract/" .. rec.id end
+  if scope.kind == "zip" then
+    scope.workdir = workspace.extract_path(ws, rec.id)
+    -- Checked again when the copy is made: a link may have been planted
+    -- since the run began (by a state, or a model's tool call).
+    scope.check_workdir = function() return workspace.refuse_links(ws, rec.id) end
+  end
   local files, ferr = hooks.discover(scope, rec.launch)
   if not files then return nil, ferr, run end
   local set, herr = hooks.load(files, hookapi.new(run))
@@ -228,12 +233,12 @@ function M.start(opts)
   local scope, entry = resolve.workflow(opts.workflow)
   if not scope then return nil, { msg = entry } end
   local ws = workspace.new(opts.cwd)
-  local ok, err = raymond.mkdir_p(ws.state_dir)
-  if not ok then return nil, { msg = err } end
+  local ok, err, hint = workspace.prepare(ws)
+  if not ok then return nil, { msg = err, hint = hint } end
   local id, iderr = new_id(opts, ws)
   if not id then return nil, iderr end
-  ok, err = workspace.lock(ws, id)
-  if not ok then return nil, { msg = err } end
+  ok, err, hint = workspace.lock(ws, id)
+  if not ok then return nil, { msg = err, hint = hint } end
   local rec = runstate.new(id, scope.path, entry, launch_options(opts))
   rec.sha256 = scope.sha256
   rec.agents[1] = { id = "main", state = entry, stack = {}, cwd = opts.cwd,
@@ -281,8 +286,9 @@ function M.resume(opts)
   if not raymond.stat(path) then
     return nil, { msg = "no run " .. id .. " in " .. ws.state_dir, hint = "list runs with: raymond --list" }
   end
-  ok, err = workspace.lock(ws, id)
-  if not ok then return nil, { msg = err } end
+  local hint
+  ok, err, hint = workspace.lock(ws, id)
+  if not ok then return nil, { msg = err, hint = hint } end
   local rec, lerr = runstate.load(path)
   if not rec then
     return nil, { msg = lerr, hint = "the file was left as it is; restore it from a backup or start a new run" }

@@ -56,8 +56,9 @@ end
 -- again.  A number JSON allows but a state cannot hold (1e400 is infinite
 -- here, and could never be written back) makes the file invalid.
 -- Nesting deeper than the state's writer allows (src/json.c) is refused
--- too: such a file would load but could never be saved again.
-local MAX_DEPTH = 60
+-- too: such a file would load but could never be saved again.  The limit
+-- is the writer's own, so whatever was saved loads again.
+local MAX_DEPTH = raymond.JSON_MAX_DEPTH
 
 local function integers(t, where, depth)
   depth = depth or 1

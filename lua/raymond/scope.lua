@@ -11,17 +11,19 @@
 -- scope:close() (removes an archive's extracted copy).
 --
 -- Archives are checked when opened (src/archive.c): flat or single-folder
--- layout, no `..` or absolute names, and a SHA-256 in the file name
--- (name-<64 hex>.zip) must match the file.  scope.sha256 lets --resume
--- check that the archive did not change under a run.
+-- layout, no `..` or absolute names, a SHA-256 in the file name
+-- (name-<64 hex>.zip) must match the file, and the caps of M.LIMITS hold.
+-- scope.sha256 lets --resume check that the archive did not change under
+-- a run.
 --
 -- An archive scope opens and hashes the file once and keeps it open until
 -- close(); every read and the extraction come from that descriptor.  So
 -- an archive replaced on disk (a new file renamed over it) does not
 -- change a run that is going: it goes on with the bytes it hashed, and
 -- --resume, which opens the path again, refuses if the hash differs.  A
--- file rewritten in place is another matter: reads then fail the CRC or
--- size checks of the entries they reach, with a message naming the file.
+-- file rewritten in place (the same inode, so the descriptor sees it) is
+-- refused by the next read or extraction ("was rewritten after it was
+-- opened"), whatever its new bytes.
 
 local raymond = require("raymond")
 
@@ -49,10 +51,13 @@ end
 function Zip:script(name)
   if not self.dir then
     -- The engine names a folder of the run's (.raymond/extract/<id>), so a
-    -- copy left by a killed process is replaced, not leaked; on its own an
+    -- copy left by a killed process is replaced, not leaked, and a check
+    -- that nothing on the way there is a symbolic link; on its own an
     -- archive gets a fresh temporary folder.
     local dir, err
     if self.workdir then
+      local ok, lerr, hint = self.check_workdir()
+      if not ok then return nil, lerr .. "\nhint: " .. hint end
       raymond.rmtree(self.workdir)
       dir, err = self.workdir, select(2, raymond.mkdir_p(self.workdir, tonumber("700", 8)))
       if err then dir = nil end
@@ -89,10 +94,41 @@ function M.dir(path)
   return s
 end
 
+-- Caps against zip bombs (src/archive.h), each refused when the archive
+-- is opened, before anything is unpacked: the environment variable, the
+-- field of raymond.zip_open's limits, the default.
+M.LIMITS = {
+  { "RAYMOND_ZIP_MAX_BYTES", "max_total", 256 * 1024 * 1024 },
+  { "RAYMOND_ZIP_MAX_FILES", "max_files", 10000 },
+  { "RAYMOND_ZIP_MAX_FILE_BYTES", "max_file", 64 * 1024 * 1024 },
+}
+
+local LIMIT_HINT = "if you trust this archive, raise the limit it names: RAYMOND_ZIP_MAX_BYTES "
+  .. "(all files together), RAYMOND_ZIP_MAX_FILES or RAYMOND_ZIP_MAX_FILE_BYTES (one file)"
+
+-- The caps from the environment, or nil and a message.
+local function limits()
+  local lim = {}
+  for _, l in ipairs(M.LIMITS) do
+    local text = os.getenv(l[1])
+    local n = text and math.tointeger(tonumber(text))
+    if text and (not n or n < 0) then
+      return nil, string.format("%s must be a whole number, not '%s'", l[1], text)
+    end
+    lim[l[2]] = n or l[3]
+  end
+  return lim
+end
+
 -- An archive scope for `path` (absolute), or nil and a message.
 function M.zip(path)
-  local archive, err = raymond.zip_open(path)
-  if not archive then return nil, err end
+  local lim, lerr = limits()
+  if not lim then return nil, lerr end
+  local archive, err, code = raymond.zip_open(path, lim)
+  if not archive then
+    if code == raymond.ETOOBIG then err = err .. "\nhint: " .. LIMIT_HINT end
+    return nil, err
+  end
   return setmetatable({ kind = "zip", path = path, archive = archive, files = archive.files,
     sha256 = archive.sha256 }, Zip)
 end

@@ -8,6 +8,15 @@
 --   .raymond/state/<id>.json    the run's state (see raymond.runstate)
 --   .raymond/state/<id>.lock    held (flock) by the process driving the run
 --   .raymond/debug/<id>.record  the debug record (raymond.record)
+--   .raymond/extract/<id>/      an archive workflow's scripts (raymond.scope)
+--
+-- Nothing under .raymond is written through a symbolic link.  A link
+-- planted there (by a checkout, an unpacked archive, someone else) would
+-- make raymond write, or remove, files wherever it points.  So before a
+-- run is started or resumed, .raymond, its folders and the run's files
+-- must not be links (M.refuse_links); and the files are opened with
+-- O_NOFOLLOW, folders made by mkdir_p are checked, and rmtree never
+-- follows a link, for a link planted while the run goes on.
 
 local raymond = require("raymond")
 
@@ -37,6 +46,36 @@ end
 function M.state_path(ws, id) return ws.state_dir .. "/" .. id .. ".json" end
 function M.lock_path(ws, id) return ws.state_dir .. "/" .. id .. ".lock" end
 function M.debug_path(ws, id) return ws.debug_root .. "/" .. id .. ".record" end
+function M.extract_path(ws, id) return ws.root .. "/extract/" .. id end
+
+local LINK_HINT = "raymond keeps its runs only in real folders and files under .raymond; "
+  .. "remove the link and run again (raymond makes what it needs)"
+
+-- Refuse if .raymond, one of its folders or (with `id`) one of the run's
+-- files is a symbolic link: nil, message, hint.
+function M.refuse_links(ws, id)
+  local paths = { ws.root, ws.state_dir, ws.debug_root, ws.root .. "/extract" }
+  if id then
+    local state = M.state_path(ws, id)
+    for _, p in ipairs({ state, state .. ".lock", M.lock_path(ws, id), ws.state_dir .. "/" .. id .. ".journal",
+                         M.debug_path(ws, id), M.extract_path(ws, id) }) do
+      paths[#paths + 1] = p
+    end
+  end
+  for _, p in ipairs(paths) do
+    if raymond.stat(p, true) == "link" then
+      return nil, string.format("'%s' is a symbolic link, and raymond does not write through links", p), LINK_HINT
+    end
+  end
+  return true
+end
+
+-- Make .raymond/state, refusing links (M.refuse_links).
+function M.prepare(ws)
+  local ok, err, hint = M.refuse_links(ws)
+  if not ok then return nil, err, hint end
+  return raymond.mkdir_p(ws.state_dir)
+end
 
 function M.valid_id(id)
   if #id == 0 or #id > 128 or not id:match("^[%w_-]+$") then
@@ -59,9 +98,12 @@ function M.new_id(ws)
   return id
 end
 
--- Take the run's lock; fails if another process drives the run.
+-- Take the run's lock; fails if another process drives the run, or if a
+-- path the run writes is a symbolic link: nil, message[, hint].
 function M.lock(ws, id)
-  local ok, err = raymond.mkdir_p(ws.state_dir)
+  local ok, err, hint = M.refuse_links(ws, id)
+  if not ok then return nil, err, hint end
+  ok, err = raymond.mkdir_p(ws.state_dir)
   if not ok then return nil, err end
   local path = M.lock_path(ws, id)
   local locked, lerr, why = raymond.lock(path)

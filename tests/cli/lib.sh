@@ -49,6 +49,22 @@ state_file() { echo ".raymond/state/$(run_id).json"; }
 # The only run's state as a resume would read it (state file and journal).
 state_json() { "$RAYMOND" --status "$(run_id)" --json; }
 
+# The fault library (tests/fault/faultfs.c), for LD_PRELOAD; a sanitizer
+# build must accept a library loaded before its runtime.
+SHIM="$(dirname "$RAYMOND")/tests/faultfs.so"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+
+# chain: a workflow wf/STEP.sh of 10 steps from --input 1, each logged to
+# ./chain.log; the last prints the result "done 10".
+chain() {
+	state STEP.sh <<-\EOS
+	n=$RAYMOND_INPUT
+	echo "step $n" >>"$CHAIN_LOG"
+	if [ "$n" -ge 10 ]; then echo "<result>done $n</result>"; else echo "<goto input=\"$((n + 1))\">STEP</goto>"; fi
+	EOS
+	export CHAIN_LOG=$PWD/chain.log
+}
+
 # two_step: a workflow wf/ of START.sh -> B.sh -> result "b"; B.sh
 # leaves a mark (b-ran) when it runs.
 two_step() {

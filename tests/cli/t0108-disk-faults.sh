@@ -9,19 +9,6 @@
 # RAYMOND_SNAPSHOT_INTERVAL=0 makes every save replace the state file.
 . "$(dirname "$0")/lib.sh"
 
-SHIM="$(dirname "$RAYMOND")/tests/faultfs.so"
-# A sanitizer build must accept a library loaded before its runtime.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-
-chain() {
-	state STEP.sh <<-\EOS
-	n=$RAYMOND_INPUT
-	echo "step $n" >>"$CHAIN_LOG"
-	if [ "$n" -ge 10 ]; then echo "<result>done $n</result>"; else echo "<goto input=\"$((n + 1))\">STEP</goto>"; fi
-	EOS
-	export CHAIN_LOG=$PWD/chain.log
-}
-
 # faulty CALL MATCH N ERRNO: run the chain with the N-th and later CALLs on
 # files whose path holds MATCH failing.
 faulty() {

@@ -5,11 +5,20 @@
  *
  *	RAYMOND_FAULT=CALL:MATCH:N[:ERRNO]
  *
- * makes the N-th and every later CALL (write, pwrite, fsync, fdatasync or
- * rename) on a path containing MATCH fail with ERRNO (default ENOSPC).
- * Calls on a descriptor are matched through the path of their file; rename
- * through its destination.  Without RAYMOND_FAULT everything passes
- * straight through.
+ * makes the N-th and every later CALL (write, pwrite, fsync, fdatasync,
+ * rename or fallocate) on a path containing MATCH fail with ERRNO (default
+ * ENOSPC).  Calls on a descriptor are matched through the path of their
+ * file; rename through its destination.
+ *
+ *	RAYMOND_FAULT=space:MATCH:BYTES[:ERRNO]
+ *
+ * is a nearly full disk: writes (write, pwrite) and reservations
+ * (fallocate, posix_fallocate) on files whose path contains MATCH succeed
+ * while their bytes add up to at most BYTES, and any one that would go
+ * beyond fails with ERRNO (default ENOSPC) and takes nothing.  Space is
+ * never given back (removing a file does not free it).
+ *
+ * Without RAYMOND_FAULT everything passes straight through.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -26,6 +35,8 @@ static long nth;
 static int err_no = ENOSPC;
 static long seen;
 static int ready;
+/* The "space" form: bytes left, or -1 without it. */
+static long long space = -1;
 
 static void
 setup(void)
@@ -49,6 +60,8 @@ setup(void)
 	nth = strtol(c, NULL, 10);
 	if (d)
 		err_no = (int)strtol(d, NULL, 10);
+	if (strcmp(call, "space") == 0)
+		space = strtoll(c, NULL, 10);
 }
 
 /* The path of descriptor fd, or "" when it cannot be told. */
@@ -84,6 +97,22 @@ trip(const char *name, int fd, const char *path)
 	return ++seen >= nth;
 }
 
+/* Whether `len` bytes on descriptor fd exceed the "space" left. */
+static int
+full(int fd, size_t len)
+{
+	char buf[PATH_MAX];
+
+	if (!ready)
+		setup();
+	if (space < 0 || strstr(fd_path(fd, buf, sizeof(buf)), match) == NULL)
+		return 0;
+	if ((long long)len > space)
+		return 1;
+	space -= (long long)len;
+	return 0;
+}
+
 ssize_t
 write(int fd, const void *buf, size_t len)
 {
@@ -91,7 +120,7 @@ write(int fd, const void *buf, size_t len)
 
 	if (real == NULL)
 		real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-	if (fd > 2 && trip("write", fd, NULL)) {
+	if (fd > 2 && (trip("write", fd, NULL) || full(fd, len))) {
 		errno = err_no;
 		return -1;
 	}
@@ -105,7 +134,7 @@ pwrite64(int fd, const void *buf, size_t len, off_t off)
 
 	if (real == NULL)
 		real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
-	if (trip("pwrite", fd, NULL)) {
+	if (trip("pwrite", fd, NULL) || full(fd, len)) {
 		errno = err_no;
 		return -1;
 	}
@@ -158,4 +187,43 @@ rename(const char *from, const char *to)
 		return -1;
 	}
 	return real(from, to);
+}
+
+int
+fallocate64(int fd, int mode, off_t off, off_t len)
+{
+	static int (*real)(int, int, off_t, off_t);
+
+	if (real == NULL)
+		real = (int (*)(int, int, off_t, off_t))dlsym(RTLD_NEXT, "fallocate64");
+	if (trip("fallocate", fd, NULL) || full(fd, (size_t)len)) {
+		errno = err_no;
+		return -1;
+	}
+	return real(fd, mode, off, len);
+}
+
+int
+fallocate(int fd, int mode, off_t off, off_t len)
+{
+	return fallocate64(fd, mode, off, len);
+}
+
+/* posix_fallocate returns the error rather than setting errno. */
+int
+posix_fallocate64(int fd, off_t off, off_t len)
+{
+	static int (*real)(int, off_t, off_t);
+
+	if (real == NULL)
+		real = (int (*)(int, off_t, off_t))dlsym(RTLD_NEXT, "posix_fallocate64");
+	if (trip("fallocate", fd, NULL) || full(fd, (size_t)len))
+		return err_no;
+	return real(fd, off, len);
+}
+
+int
+posix_fallocate(int fd, off_t off, off_t len)
+{
+	return posix_fallocate64(fd, off, len);
 }

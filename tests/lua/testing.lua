@@ -51,6 +51,20 @@ function M.tmpdir()
   return assert(raymond.realpath(name))
 end
 
+-- Write `data` to the file at `path`, and read a whole file.
+function M.put(path, data)
+  local f = assert(io.open(path, "wb"))
+  assert(f:write(data))
+  assert(f:close())
+end
+
+function M.get(path)
+  local f = assert(io.open(path, "rb"))
+  local data = f:read("a")
+  f:close()
+  return data
+end
+
 function M.eq(a, b, what)
   if a ~= b then
     error(string.format("%s: got %s, expected %s", what or "value", show(a), show(b)), 2)

@@ -8,6 +8,7 @@
  * patching the bytes of a written archive.
  */
 #include "archive.h"
+#include "le.h"
 #include "ray.h"
 #include "sha256.h"
 #include "testlib.h"
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -526,15 +528,23 @@ TEST(read_keeps_every_byte)
 	ray_archive_close(a);
 }
 
+/*
+ * A file over the per-file cap is refused when the archive is opened;
+ * with the cap raised, extraction streams it, while a read, which holds
+ * the file in memory, still stops at 64 MiB.
+ */
 TEST(files_over_64_mib_are_too_big)
 {
+	struct ray_archive_limits lim = RAY_ARCHIVE_LIMITS;
 	struct ray_err err = { 0 };
 	struct ray_archive *a = NULL;
 	size_t big = RAY_ARCHIVE_MAX_FILE + 1;
 	char *zeros = calloc(1, big), *data;
 	TPATH(p, "big.zip");
 	TPATH(d, "big-out");
+	TPATH(out, "big-out/big.bin");
 	zip_source_t *src;
+	struct stat st;
 	zip_t *za;
 	size_t len;
 	int ze;
@@ -550,7 +560,12 @@ TEST(files_over_64_mib_are_too_big)
 	ASSERT_EQ(zip_close(za), 0);
 	free(zeros);
 
-	ASSERT_EQ(ray_archive_open(p, &a, &err), 0);
+	ASSERT(open_fails(p, RAY_ETOOBIG, msg("archive '%s' has 'big.bin' of "
+	    "67108865 bytes uncompressed, more than the limit of 67108864 "
+	    "bytes per file", p)));
+
+	lim.max_file = (uint64_t)1 << 30;
+	ASSERT_EQ(ray_archive_open_limited(p, &lim, &a, &err), 0);
 	ASSERT_EQ(ray_archive_read(a, "big.bin", &data, &len, &err),
 	    RAY_ETOOBIG);
 	ASSERT_STREQ(err.msg, msg("'big.bin' in archive '%s' is 67108865 "
@@ -560,7 +575,197 @@ TEST(files_over_64_mib_are_too_big)
 	free(data);
 
 	ASSERT_EQ(mkdir(d, 0755), 0);
-	ASSERT_EQ(ray_archive_extract(a, d, &err), RAY_ETOOBIG);
+	ASSERT_EQ(ray_archive_extract(a, d, &err), 0);
+	ray_archive_close(a);
+	ASSERT_EQ(stat(out, &st), 0);
+	ASSERT_EQ(st.st_size, big);
+}
+
+/* Open `path` under `lim` expecting RAY_ETOOBIG with message `want`. */
+static int
+over_limit(const char *path, const struct ray_archive_limits *lim,
+    const char *want)
+{
+	struct ray_err err = { 0 };
+	struct ray_archive *a = NULL;
+	int rc = ray_archive_open_limited(path, lim, &a, &err);
+
+	ray_archive_close(a);
+	if (rc != RAY_ETOOBIG || a != NULL) {
+		printf("    open returned %d (%s)\n", rc, err.msg);
+		return 0;
+	}
+	return says(&err, want);
+}
+
+/* The caps on files and on the total refuse an archive at open. */
+TEST(limits_refuse_an_archive_before_anything_is_unpacked)
+{
+	struct ray_archive_limits lim = RAY_ARCHIVE_LIMITS;
+	struct ray_archive *a = NULL;
+	struct ray_err err = { 0 };
+	TPATH(p, "three.zip");
+
+	MAKE_ZIP(p, { "a.md", "0123456789" }, { "b.md", "0123456789" },
+	    { "c.md", "0123456789" });
+	lim.max_files = 2;
+	ASSERT(over_limit(p, &lim, msg("archive '%s' has 3 files, more than "
+	    "the limit of 2 files", p)));
+	lim.max_files = 3;
+	lim.max_total = 29;
+	ASSERT(over_limit(p, &lim, msg("archive '%s' holds more than 29 bytes "
+	    "uncompressed, the limit for all its files together", p)));
+	lim.max_total = 30;
+	lim.max_file = 9;
+	ASSERT(over_limit(p, &lim, msg("archive '%s' has 'a.md' of 10 bytes "
+	    "uncompressed, more than the limit of 9 bytes per file", p)));
+	lim.max_file = 10;
+	ASSERT_EQ(ray_archive_open_limited(p, &lim, &a, &err), 0);
+	ray_archive_close(a);
+}
+
+/* Replace `len` bytes `from` by `to` in the file at `path`, in place. */
+static int
+patch_bytes(const char *path, const void *from, const void *to, size_t len)
+{
+	size_t n;
+	char *buf = slurp(path, &n), *at;
+	int ok;
+
+	if (buf == NULL)
+		return 0;
+	at = memmem(buf, n, from, len);
+	if (at != NULL)
+		memcpy(at, to, len);
+	ok = at != NULL && put(path, buf, n);
+	free(buf);
+	return ok;
+}
+
+/*
+ * A central directory and local header that declare a size other than
+ * what the data inflates to: both reading and extraction count the bytes
+ * as they inflate them and stop, whatever the directory said.
+ */
+TEST(declared_sizes_are_not_trusted)
+{
+	struct ray_err err = { 0 };
+	struct ray_archive *a = NULL;
+	unsigned char real[4], fake[4];
+	char *data, *zeros = calloc(1, 100000);
+	struct file files[1] = { { "big.md", zeros } };
+	TPATH(p, "liar.zip");
+	TPATH(d, "liar-out");
+	size_t len;
+
+	ASSERT(zeros != NULL);
+	memset(zeros, 'z', 99999);
+	ASSERT(make_zip(p, files, 1));
+	free(zeros);
+	ray_put_le32(real, 99999);
+	ray_put_le32(fake, 1000);
+	/* The local header and the central directory both say 1000. */
+	ASSERT(patch_bytes(p, real, fake, 4));
+	ASSERT(patch_bytes(p, real, fake, 4));
+
+	ASSERT_EQ(ray_archive_open(p, &a, &err), 0);
+	ASSERT_EQ(ray_archive_read(a, "big.md", &data, &len, &err), RAY_EIO);
+	ASSERT(says(&err, "does not have the size recorded for it"));
+	ASSERT_EQ(mkdir(d, 0755), 0);
+	ASSERT_EQ(ray_archive_extract(a, d, &err), RAY_EIO);
+	ASSERT(says(&err, "does not have the size recorded for it"));
+	ray_archive_close(a);
+	ASSERT_EQ(rmdir(d), 0);
+}
+
+/* CRC-32 as zip records it (IEEE 802.3, reflected). */
+static uint32_t crc_tab[256];
+
+static uint32_t
+crc_step(uint32_t state, const unsigned char *p, size_t n)
+{
+	uint32_t c;
+	int i, k;
+
+	if (crc_tab[1] == 0) {
+		for (i = 0; i < 256; i++) {
+			c = (uint32_t)i;
+			for (k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			crc_tab[i] = c;
+		}
+	}
+	while (n--)
+		state = crc_tab[(state ^ *p++) & 0xff] ^ (state >> 8);
+	return state;
+}
+
+/*
+ * Make the last 4 of the `n` bytes of `data` such that the whole has the
+ * CRC-32 `want`, by running the CRC backwards from the state it must end
+ * in.
+ */
+static void
+forge_crc(unsigned char *data, size_t n, uint32_t want)
+{
+	uint32_t from = crc_step(0xffffffffu, data, n - 4);
+	uint32_t v = want ^ 0xffffffffu;
+	int i, j;
+
+	for (i = 0; i < 4; i++) {
+		for (j = 0; j < 256 && crc_tab[j] >> 24 != v >> 24; j++)
+			;
+		v = ((v ^ crc_tab[j]) << 8) | (uint32_t)j;
+	}
+	v ^= from;
+	for (i = 0; i < 4; i++)
+		data[n - 4 + i] = (unsigned char)(v >> (8 * i));
+}
+
+/*
+ * The run is pinned to the SHA-256 it hashed: a file rewritten in place
+ * after it was opened is refused, even with new bytes of the same size
+ * and CRC-32, which the entry's own checks would pass.
+ */
+TEST(rewritten_in_place_with_the_same_crc_is_refused)
+{
+	static const char orig[] = "echo original step here";
+	struct file files[1] = { { "run.sh", orig } };
+	unsigned char forged[sizeof(orig) - 1];
+	struct ray_err err = { 0 };
+	struct ray_archive *a = NULL;
+	struct stat before, now;
+	TPATH(p, "pinned.zip");
+	TPATH(probe, "pinned.probe");
+	char *data;
+	size_t len;
+
+	ASSERT(make_zip_with(p, files, 1, 1));
+	memcpy(forged, "echo something else!XXX", sizeof(forged));
+	forge_crc(forged, sizeof(forged), (uint32_t)(crc_step(0xffffffffu,
+	    (const unsigned char *)orig, sizeof(orig) - 1) ^ 0xffffffffu));
+	ASSERT_EQ(crc_step(0xffffffffu, forged, sizeof(forged)),
+	    crc_step(0xffffffffu, (const unsigned char *)orig,
+	    sizeof(orig) - 1));
+
+	ASSERT_EQ(ray_archive_open(p, &a, &err), 0);
+	/*
+	 * File times are kept in clock ticks; wait for the next tick, so the
+	 * rewrite below gets a ctime of its own (a later one, as any real
+	 * change after a run began would).
+	 */
+	ASSERT_EQ(stat(p, &before), 0);
+	do {
+		ASSERT(put(probe, "x", 1));
+		ASSERT_EQ(stat(probe, &now), 0);
+	} while (now.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+	    now.st_ctim.tv_nsec == before.st_ctim.tv_nsec);
+	ASSERT(patch_bytes(p, orig, forged, sizeof(forged)));
+
+	ASSERT_EQ(ray_archive_read(a, "run.sh", &data, &len, &err), RAY_EINVAL);
+	ASSERT(says(&err, msg("archive '%s' was rewritten after it was opened, "
+	    "so its SHA-256 ", p)));
+	ASSERT(says(&err, " no longer vouches for what would be read"));
 	ray_archive_close(a);
 }
 
@@ -819,6 +1024,9 @@ TESTS(T_CASE(flat_layout_lists_sorts_and_reads),
     T_CASE(read_unknown_name_is_enoent),
     T_CASE(read_keeps_every_byte),
     T_CASE(files_over_64_mib_are_too_big),
+    T_CASE(limits_refuse_an_archive_before_anything_is_unpacked),
+    T_CASE(declared_sizes_are_not_trusted),
+    T_CASE(rewritten_in_place_with_the_same_crc_is_refused),
     T_CASE(extract_writes_contents_and_modes_whatever_the_umask),
     T_CASE(extract_never_overwrites_or_follows_symlinks),
     T_CASE(extract_into_missing_directory_names_it),

@@ -46,6 +46,8 @@ local trim = text.trim
 local function load(run, name)
   local file = run.scope.path .. "/" .. name
   local source, err = run.scope:read(name)
+  -- A read a signal stopped (a big archive) ends the step like a killed one.
+  if not source and raymond.stopping() then return nil, states.STOPPED end
   if not source then return nil, states.error(err) end
   local meta, body = raymond.frontmatter(source, policy.types(run.hooks.frontmatter))
   if not meta then return nil, states.error(body, nil, "fix the frontmatter, then: raymond --resume " .. run.rec.id) end

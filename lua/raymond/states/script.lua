@@ -5,6 +5,7 @@
 -- environment, lets hooks see the output (PostState), and decides the
 -- transition from the tags it printed.  See raymond.states for outcomes.
 
+local raymond = require("raymond")
 local console = require("raymond.console")
 local executor = require("raymond.executor")
 local states = require("raymond.states")
@@ -58,6 +59,8 @@ function M.run(run, agent)
   local pre = hook_outcome(run:decide("PreState", agent, { kind = "script" }), "blocked by ")
   if pre then return pre end
   local file, serr = run.scope:script(agent.state)
+  -- Ctrl-C while a big archive is unpacked ends the step like a killed one.
+  if not file and raymond.stopping() then return states.STOPPED end
   if not file then return states.error("cannot unpack the workflow archive: " .. serr) end
   local res, step = executor.run(run, {
     argv = { "bash", file }, env = script_env(run, agent, file), cwd = agent.cwd,
