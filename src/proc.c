@@ -16,8 +16,18 @@
  *	                                                      │
  *	      (both pipes at EOF, or 2 s passed) <────────────┘
  *	                         │
- *	                      FINISH: close all four handles; the last
- *	                      close callback calls done and frees the proc.
+ *	                      FINISH: SIGKILL what is left of the group,
+ *	                      reap the command, close all four handles; the
+ *	                      last close callback calls done and frees the
+ *	                      proc.
+ *
+ * The command is not reaped when it exits (waitid with WNOWAIT), only at
+ * FINISH: while it is a zombie its pid, and so its process group's id,
+ * cannot be reused, so the group can be signalled until then without
+ * reaching an unrelated process.  Whatever the command left running in
+ * its group (`sleep 1000 &`) is killed at FINISH, so it neither keeps
+ * raymond waiting nor outlives its state; a process that left the group
+ * on purpose (setsid) is not touched.
  *
  * WATCH does not restart the timer on every chunk: it keeps the time of
  * the last output and, when the timer fires early, re-arms it for the
@@ -131,6 +141,10 @@ finish(struct ray_proc *p)
 	if (p->finishing)
 		return;
 	p->finishing = 1;
+	/* Only an exited command is finished, and it is still a zombie. */
+	kill(-p->pid, SIGKILL);
+	while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	close_all(p);
 }
 
@@ -145,9 +159,9 @@ static void
 signal_group(struct ray_proc *p, int sig)
 {
 	/*
-	 * A negative pid names the process group the child leads.  Once the
-	 * child is reaped its pid may be reused, so an exited proc is never
-	 * signalled (callers check p->exited).
+	 * A negative pid names the process group the child leads.  The child
+	 * is reaped only in finish(), after which nothing signals it, so the
+	 * group's id is still ours here.
 	 */
 	kill(-p->pid, sig);
 }
@@ -220,22 +234,24 @@ static void
 on_exit_ready(uv_poll_t *w, int status, int events)
 {
 	struct ray_proc *p = w->data;
-	int ws;
-	pid_t r;
+	siginfo_t si;
+	int r;
 
 	UNUSED(status);
 	UNUSED(events);
+	/* WNOWAIT: the zombie keeps the group's id ours until finish(). */
+	memset(&si, 0, sizeof(si));
 	do
-		r = waitpid(p->pid, &ws, WNOHANG);
+		r = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT);
 	while (r < 0 && errno == EINTR);
-	if (r == 0)
+	if (r == 0 && si.si_pid == 0)
 		return;	/* not yet: the poll fires again */
 	uv_poll_stop(w);
 	p->exited = 1;
-	if (r > 0 && WIFSIGNALED(ws))
-		p->res.term_signal = WTERMSIG(ws);
-	else if (r > 0)
-		p->res.exit_status = WEXITSTATUS(ws);
+	if (r == 0 && (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED))
+		p->res.term_signal = si.si_status;
+	else if (r == 0)
+		p->res.exit_status = si.si_status;
 	else
 		p->res.exit_status = 127;
 	if (p->out_eof && p->err_eof) {
@@ -536,8 +552,13 @@ fail:
 void
 ray_proc_kill(struct ray_proc *p)
 {
-	if (p->finishing || p->exited)
+	if (p->finishing)
 		return;
+	if (p->exited) {
+		/* Draining: what is left of the group goes now. */
+		finish(p);
+		return;
+	}
 	p->res.killed = 1;
 	signal_group(p, SIGTERM);
 	p->tmode = T_GRACE;

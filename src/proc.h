@@ -17,8 +17,10 @@
  *
  * done is called after the command has exited and both pipes reached end
  * of file, or 2 seconds after exit if a background process it left behind
- * still holds a pipe open (that process is left running, detached from
- * raymond).  Inactivity: with opts.timeout_ms > 0, a command that writes
+ * still holds a pipe open.  Either way, whatever is left in the command's
+ * process group is then sent SIGKILL: a background process outlives its
+ * state only if it left the group on purpose (setsid).  A stop while the
+ * pipes drain ends the drain at once.  Inactivity: with opts.timeout_ms > 0, a command that writes
  * nothing on either pipe for that long has its group sent SIGTERM, and
  * SIGKILL 1 second later if it is still there; result.timed_out is set.
  *
@@ -65,7 +67,10 @@ struct ray_proc_ops {
 int ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
     const struct ray_proc_ops *ops, void *ud, struct ray_proc **out,
     struct ray_err *err);
-/* SIGTERM the command's group now, SIGKILL it 1 second later. */
+/*
+ * SIGTERM the command's group now, SIGKILL it 1 second later; once the
+ * command has exited, SIGKILL what is left of its group now.
+ */
 void ray_proc_kill(struct ray_proc *p);
 /* ray_proc_kill every live proc; returns how many there were. */
 int ray_proc_kill_all(void);
