@@ -101,6 +101,7 @@ struct ray_job {
 	int lines_ref;		/* function called per stdout line, or LUA_NOREF */
 	struct ray_buf line;	/* the stdout line being assembled */
 	int lines_failed;	/* the line function raised; no more calls */
+	char *group_file;	/* where the command's group is recorded */
 };
 
 struct ray_host *
@@ -504,6 +505,8 @@ job_release(lua_State *L, struct ray_job *j)
 	j->lines_ref = LUA_NOREF;
 	free(j->spawn_error);
 	j->spawn_error = NULL;
+	free(j->group_file);
+	j->group_file = NULL;
 }
 
 static int
@@ -539,11 +542,57 @@ on_done(void *ud, const struct ray_proc_result *res)
 	struct ray_host *h = j->h;
 
 	h->running--;
+	/* The group is gone (proc.c killed what was left of it). */
+	if (j->group_file != NULL)
+		unlink(j->group_file);
 	job_complete(j, res);
 	schedule(h);
 }
 
 static const struct ray_proc_ops job_ops = { on_out, on_err, on_done };
+
+/*
+ * The job's group file, made before the command starts so that a raymond
+ * killed at any instant leaves a record of it: empty until the command
+ * runs, then "PID START" (ray_proc_info).  The command's environment
+ * carries the file's name too (executor.lua), which finds it, and what it
+ * started, should raymond die before the pid is written.  No fsync: the
+ * record must outlive raymond, not the machine, and a power cut ends the
+ * children too.  Returns the descriptor, or -1 with the job's error set.
+ */
+static int
+group_file_open(struct ray_job *j)
+{
+	int fd = open(j->group_file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644);
+
+	struct ray_err err;
+
+	if (fd < 0) {
+		ray_err_sys(&err, "cannot record the process group in '%s'",
+		    j->group_file);
+		j->spawn_error = xstrdup(err.msg);
+		free(j->group_file);
+		j->group_file = NULL;
+	}
+	return fd;
+}
+
+static void
+group_file_write(int fd, struct ray_proc *p)
+{
+	struct ray_proc_info info;
+	char line[64];
+	int n;
+
+	if (ray_proc_info(ray_proc_pid(p), &info) < 0)
+		info.start = 0;
+	n = snprintf(line, sizeof(line), "%d %llu\n", ray_proc_pid(p),
+	    info.start);
+	/* Should this fail, the token in the child's environment finds it. */
+	(void)ray_write_all(fd, line, (size_t)n);
+	close(fd);
+}
 
 static void
 launch(struct ray_host *h, struct ray_job *j)
@@ -551,16 +600,27 @@ launch(struct ray_host *h, struct ray_job *j)
 	struct ray_proc_opts o;
 	struct ray_proc *p;
 	struct ray_err err;
+	int gfd = -1;
 
+	if (j->group_file != NULL && (gfd = group_file_open(j)) < 0) {
+		job_complete(j, NULL);
+		return;
+	}
 	o.argv = j->argv;
 	o.env = j->env;
 	o.cwd = j->cwd;
 	o.timeout_ms = j->timeout_ms;
 	if (ray_proc_spawn(h->loop, &o, &job_ops, j, &p, &err) < 0) {
+		if (gfd >= 0) {
+			close(gfd);
+			unlink(j->group_file);
+		}
 		j->spawn_error = xstrdup(err.msg);
 		job_complete(j, NULL);
 		return;
 	}
+	if (gfd >= 0)
+		group_file_write(gfd, p);
 	h->running++;
 }
 
@@ -716,6 +776,10 @@ api_spawn(lua_State *L)
 	}
 	lua_getfield(L, 1, "record_step");
 	j->record_step = (unsigned long)lua_tointeger(L, -1);
+	lua_pop(L, 1);
+	lua_getfield(L, 1, "group_file");
+	if (lua_isstring(L, -1))
+		j->group_file = xstrdup(lua_tostring(L, -1));
 	lua_pop(L, 1);
 	lua_pushthread(L);
 	j->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -988,7 +1052,50 @@ ray__sched_close(struct ray_host *h)
 		signal_wake = NULL;
 }
 
+/* ---- processes a killed raymond left behind --------------------------- */
+
+/* raymond.process(pid) -> {start=, pgid=, zombie=} | nil */
+static int
+api_process(lua_State *L)
+{
+	struct ray_proc_info info;
+
+	if (ray_proc_info((int)luaL_checkinteger(L, 1), &info) < 0)
+		return 0;
+	lua_createtable(L, 0, 3);
+	lua_pushinteger(L, (lua_Integer)info.start);
+	lua_setfield(L, -2, "start");
+	lua_pushinteger(L, info.pgid);
+	lua_setfield(L, -2, "pgid");
+	lua_pushboolean(L, info.state == 'Z' || info.state == 'X');
+	lua_setfield(L, -2, "zombie");
+	return 1;
+}
+
+/*
+ * raymond.signal(pid, start, "TERM" | "KILL", group) -> true | nil: the
+ * process `pid` that started at `start`, or the group it leads; nil when
+ * that process is gone.
+ */
+static int
+api_signal(lua_State *L)
+{
+	static const char *const names[] = { "TERM", "KILL", NULL };
+	static const int sigs[] = { SIGTERM, SIGKILL };
+	int pid = (int)luaL_checkinteger(L, 1);
+	lua_Integer start = luaL_checkinteger(L, 2);
+	int sig = sigs[luaL_checkoption(L, 3, NULL, names)];
+
+	if (ray_proc_signal(pid, (unsigned long long)start, sig,
+	    lua_toboolean(L, 4)) < 0)
+		return 0;
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 static const luaL_Reg sched_funcs[] = {
+	{ "process", api_process },
+	{ "signal", api_signal },
 	{ "go", api_go },
 	{ "spawn", api_spawn },
 	{ "sleep", api_sleep },

@@ -39,6 +39,7 @@
 #include "buf.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -574,4 +575,65 @@ ray_proc_kill_all(void)
 	for (p = live_head; p; p = p->next, n++)
 		ray_proc_kill(p);
 	return n;
+}
+
+int
+ray_proc_pid(const struct ray_proc *p)
+{
+	return (int)p->pid;
+}
+
+int
+ray_proc_info(int pid, struct ray_proc_info *out)
+{
+	char path[64], buf[1024], *s;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* The command name (field 2) may hold spaces and ')': skip to its end. */
+	s = strrchr(buf, ')');
+	if (s == NULL || s[1] != ' ')
+		return -ESRCH;
+	s += 2;
+	out->state = *s;
+	for (field = 3; field < 22 && s != NULL; field++) {
+		if (field == 5)
+			out->pgid = atoi(s);
+		s = strchr(s, ' ');
+		if (s != NULL)
+			s++;
+	}
+	if (s == NULL)
+		return -ESRCH;
+	out->start = strtoull(s, NULL, 10);
+	return 0;
+}
+
+int
+ray_proc_signal(int pid, unsigned long long start, int sig, int group)
+{
+	struct ray_proc_info info;
+	int fd, r = 0;
+
+	/* The pidfd pins the process: checked and signalled, it is one. */
+	fd = pidfd_open(pid, 0);
+	if (fd < 0)
+		return -ESRCH;
+	if (ray_proc_info(pid, &info) < 0 || info.start != start)
+		r = -ESRCH;
+	else if (group)
+		r = kill(-pid, sig) < 0 ? -errno : 0;
+	else
+		r = pidfd_send_signal(fd, sig, NULL, 0) < 0 ? -errno : 0;
+	close(fd);
+	return r;
 }

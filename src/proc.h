@@ -74,5 +74,27 @@ int ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 void ray_proc_kill(struct ray_proc *p);
 /* ray_proc_kill every live proc; returns how many there were. */
 int ray_proc_kill_all(void);
+/* The command's pid, which is also its process group's id. */
+int ray_proc_pid(const struct ray_proc *p);
+
+/*
+ * Any process, found through /proc, for children a killed raymond left
+ * behind.  A pid can be reused; the start time (clock ticks after boot,
+ * /proc/PID/stat field 22) tells one process of that pid from another.
+ */
+struct ray_proc_info {
+	unsigned long long start;	/* start time, clock ticks after boot */
+	int pgid;			/* process group */
+	char state;			/* 'R', 'S', ..., 'Z' for a zombie */
+};
+
+/* What /proc says of `pid`: 0, or -ESRCH when there is no such process. */
+int ray_proc_info(int pid, struct ray_proc_info *out);
+/*
+ * Send `sig` to process `pid` only if it is the one that started at
+ * `start`, and with `group` to the process group it leads (whose id is
+ * ours while it lives).  Returns 0, or -ESRCH when that process is gone.
+ */
+int ray_proc_signal(int pid, unsigned long long start, int sig, int group);
 
 #endif

@@ -20,6 +20,7 @@ local raymond = require("raymond")
 local console = require("raymond.console")
 local hookapi = require("raymond.hookapi")
 local hooks = require("raymond.hooks")
+local leftovers = require("raymond.leftovers")
 local record = require("raymond.record")
 local resolve = require("raymond.resolve")
 local runstate = require("raymond.runstate")
@@ -143,6 +144,9 @@ local function open_run(opts, ws, rec, scope)
     store = runstate.store(workspace.state_path(ws, rec.id)),
   })
   console.quiet = opts.quiet
+  local ok, derr = raymond.mkdir_p(workspace.children_dir(ws, rec.id))
+  if not ok then return nil, derr end
+  run.children = workspace.children_dir(ws, rec.id)
   if rec.launch.debug then
     local ok, err = raymond.mkdir_p(ws.debug_root)
     if not ok then return nil, err end
@@ -240,6 +244,9 @@ function M.resume(opts)
   if rec.status == "completed" then
     return nil, { msg = "run " .. id .. " already completed", hint = "start a new run instead" }
   end
+  -- A raymond killed with the run's children running left them running.
+  local stopped, serr0 = leftovers.stop(workspace.children_dir(ws, id), id)
+  if not stopped then return nil, serr0 end
   local scope, serr = resolve.reopen(rec.workflow, rec.sha256)
   if not scope then
     return nil, { msg = serr, hint = "put the workflow back as it was, or start a new run" }
@@ -264,6 +271,9 @@ end
 function M.finish(run, crashed, signo)
   if not run then return 1 end
   local code = run:finish(crashed, signo)
+  -- Empty once every child has ended; left with the files of any that
+  -- could not be waited for.
+  os.remove(workspace.children_dir(run.ws, run.rec.id))
   workspace.unlock(run.ws, run.rec.id)
   return code
 end

@@ -7,6 +7,8 @@
 --
 --   .raymond/state/<id>.json    the run's state (see raymond.runstate)
 --   .raymond/state/<id>.lock    held (flock) by the process driving the run
+--   .raymond/state/<id>.children/  one file per running child process
+--                               (raymond.leftovers)
 --   .raymond/debug/<id>.record  the debug record (raymond.record)
 
 local raymond = require("raymond")
@@ -36,6 +38,7 @@ end
 
 function M.state_path(ws, id) return ws.state_dir .. "/" .. id .. ".json" end
 function M.lock_path(ws, id) return ws.state_dir .. "/" .. id .. ".lock" end
+function M.children_dir(ws, id) return ws.state_dir .. "/" .. id .. ".children" end
 function M.debug_path(ws, id) return ws.debug_root .. "/" .. id .. ".record" end
 
 function M.valid_id(id)
