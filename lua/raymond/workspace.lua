@@ -79,6 +79,16 @@ function M.lock(ws, id)
   return nil, lerr
 end
 
+-- The status to show for a run whose record `rec` was read: one saved as
+-- running whose lock no process holds lost its owner (kill -9, a crash,
+-- a power cut) and is interrupted, as --resume will treat it.
+function M.status(ws, id, rec)
+  if rec.status == "running" and not raymond.lock_held(M.lock_path(ws, id)) then
+    return "interrupted"
+  end
+  return rec.status
+end
+
 -- Give up the run's lock at the end of the process: the lock file goes,
 -- so finished runs leave no files behind but their state.  Removing it
 -- while the lock is held is safe: a process that opened the old file
