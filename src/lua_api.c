@@ -22,6 +22,7 @@
 #include "journal.h"
 #include "json.h"
 #include "sha256.h"
+#include "termsafe.h"
 #include "tagparse.h"
 
 #include <dirent.h>
@@ -634,6 +635,40 @@ api_stderr(lua_State *L)
 	return write_stream(L, stderr);
 }
 
+static void
+add_to_luabuf(void *ctx, const char *p, size_t n)
+{
+	luaL_addlstring(ctx, p, n);
+}
+
+/*
+ * raymond.printable(s) -> s with its control characters shown, not obeyed
+ * (termsafe.h), for untrusted text on a terminal or in a log.
+ */
+static int
+api_printable(lua_State *L)
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+	struct ray_termsafe ts = RAY_TERMSAFE_INIT;
+	luaL_Buffer b;
+
+	luaL_buffinit(L, &b);
+	ray_termsafe_feed(&ts, s, len, 1, add_to_luabuf, &b);
+	luaL_pushresult(&b);
+	return 1;
+}
+
+/* raymond.isatty("stdout" | "stderr") -> whether it is a terminal */
+static int
+api_isatty(lua_State *L)
+{
+	static const char *const names[] = { "stdout", "stderr", NULL };
+
+	lua_pushboolean(L, isatty(luaL_checkoption(L, 1, NULL, names) + 1));
+	return 1;
+}
+
 /* raymond.embedded(prefix) -> {name = source, ...} of compiled-in files */
 static int
 api_embedded(lua_State *L)
@@ -957,6 +992,8 @@ static const luaL_Reg api_funcs[] = {
 	{ "environ", api_environ },
 	{ "stdout", api_stdout },
 	{ "stderr", api_stderr },
+	{ "printable", api_printable },
+	{ "isatty", api_isatty },
 	{ "embedded", api_embedded },
 	{ "sha256_file", api_sha256_file },
 	{ "zip_open", api_zip_open },

@@ -56,6 +56,7 @@
 #include "lua_priv.h"
 #include "proc.h"
 #include "record.h"
+#include "termsafe.h"
 #include "tagparse.h"
 #include "buf.h"
 
@@ -90,6 +91,7 @@ struct ray_job {
 	int tag_failed;
 	int print_open;		/* a <print> has text but no end yet */
 	char print_last;	/* last byte printed, for the closing newline */
+	struct ray_termsafe print_safe;	/* <print> text is untrusted */
 	struct ray_buf out_tail;
 	struct ray_buf err_tail;
 	char *spawn_error;
@@ -286,13 +288,29 @@ record_chunk(struct ray_job *j, const char *piece, const char *data, size_t len)
 		ray_record_put(*j->record, j->record_step, piece, data, len);
 }
 
-/* <print> text goes to stdout as it arrives, one newline after each. */
+static void
+print_shown(void *ud, const char *text, size_t len)
+{
+	struct ray_job *j = ud;
+
+	if (len == 0)
+		return;
+	fwrite(text, 1, len, stdout);
+	j->print_last = text[len - 1];
+}
+
+/*
+ * <print> text goes to stdout as it arrives, one newline after each, with
+ * its control characters shown rather than obeyed (termsafe.h): it is text
+ * for people, on a terminal or in a log, and a child's to choose.
+ */
 static void
 on_print(void *ud, const char *text, size_t len, int end)
 {
 	struct ray_job *j = ud;
 
 	if (end) {
+		ray_termsafe_feed(&j->print_safe, NULL, 0, 1, print_shown, j);
 		if (j->print_open && j->print_last != '\n')
 			fputc('\n', stdout);
 		j->print_open = 0;
@@ -301,10 +319,9 @@ on_print(void *ud, const char *text, size_t len, int end)
 	}
 	if (len == 0)
 		return;
-	fwrite(text, 1, len, stdout);
+	ray_termsafe_feed(&j->print_safe, text, len, 0, print_shown, j);
 	fflush(stdout);
 	j->print_open = 1;
-	j->print_last = text[len - 1];
 }
 
 /*

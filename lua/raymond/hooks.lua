@@ -63,7 +63,7 @@ end
 local function log(...)
   local t = table.pack(...)
   for i = 1, t.n do t[i] = tostring(t[i]) end
-  raymond.stderr("[hook] " .. table.concat(t, "\t") .. "\n")
+  console.say("[hook] " .. table.concat(t, "\t") .. "\n")
 end
 
 -- The hook calls whose wait (raymond.exec, evaluate or sleep) a stop of

@@ -29,7 +29,7 @@ function M.main(opts)
       raymond.stdout(string.format("%-40s %-11s %s  %s\n", id, workspace.status(ws, id, run),
         (run.updated_at or ""):sub(1, 19), run.workflow))
     else
-      raymond.stdout(string.format("%-40s %-11s %s\n", id, "unreadable", err))
+      raymond.stdout(raymond.printable(string.format("%-40s %-11s %s\n", id, "unreadable", err)))
     end
   end
   return 0

@@ -70,7 +70,8 @@ function M.main(opts)
     out[#out + 1] = line
   end
   if run.result then out[#out + 1] = "Result:    " .. run.result end
-  raymond.stdout(table.concat(out, "\n") .. "\n")
+  -- The result and the error may quote a model: shown, not obeyed.
+  raymond.stdout(raymond.printable(table.concat(out, "\n") .. "\n"))
   return 0
 end
 
