@@ -144,9 +144,6 @@ local function open_run(opts, ws, rec, scope)
     store = runstate.store(workspace.state_path(ws, rec.id)),
   })
   console.quiet = opts.quiet
-  local ok, derr = raymond.mkdir_p(workspace.children_dir(ws, rec.id))
-  if not ok then return nil, derr end
-  run.children = workspace.children_dir(ws, rec.id)
   if rec.launch.debug then
     local ok, err = raymond.mkdir_p(ws.debug_root)
     if not ok then return nil, err end
@@ -161,6 +158,11 @@ local function open_run(opts, ws, rec, scope)
   local set, herr = hooks.load(files, hookapi.new(run))
   if not set then return nil, herr, run end
   run.hooks = set
+  -- Where each child is recorded before it starts (raymond.leftovers).
+  local children = workspace.children_dir(ws, rec.id)
+  local ok, derr = raymond.mkdir_p(children)
+  if not ok then return nil, derr end
+  run.children = children
   return run
 end
 
