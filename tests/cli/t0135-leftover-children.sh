@@ -40,7 +40,7 @@ test_expect_success 'a background child with its output elsewhere is stopped too
 	fi
 	EOS
 	raymond wf --quiet >out &&
-	test "$(cat out)" = stopped
+	{ test "$(cat out)" = stopped || { kill -9 "$(cat bg.pid)"; false; }; }
 '
 
 test_expect_success 'a child detached with setsid keeps running, and raymond does not wait for it' '

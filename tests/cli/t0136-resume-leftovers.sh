@@ -5,6 +5,8 @@
 # unrelated process is never touched.
 . "$(dirname "$0")/lib.sh"
 
+unset CLAUDECODE
+
 # alive PID: the process exists and is not a zombie.
 alive() { [ -e /proc/$1/stat ] && ! grep -q '^[0-9]* (.*) Z ' /proc/$1/stat; }
 
@@ -42,10 +44,11 @@ kill_while_waiting() {
 	wait $pid || :
 }
 
-# Kill what this test started, and the unrelated process ($other).
+# Kill what this test started (each attempt leads its process group),
+# and the unrelated process ($other).
 cleanup() {
 	for p in $(sed -n "s/^start //p" attempts) $(cat bg.pid 2>/dev/null) ${other:-}; do
-		alive "$p" && kill -9 "$p"
+		alive "$p" && { kill -9 -- -"$p" 2>/dev/null || kill -9 "$p"; }
 	done
 	:
 }
@@ -112,6 +115,38 @@ test_expect_success 'a child whose pid was never written is found through its en
 	slow_state &&
 	kill_while_waiting &&
 	checked unwritten
+'
+
+# A Claude turn is recorded like a script: its CLI (the fake, behind a
+# wrapper that waits on its first call) is stopped before the turn runs
+# again.
+turn() {
+	old=$(sed -n "s/^start //p" attempts) &&
+	alive "$old" &&
+	raymond --resume "$(run_id)" --quiet >out 2>err &&
+	test "$(cat out)" = done &&
+	! alive "$old" &&
+	test "$(grep -c "^start" attempts)" = 2 &&
+	! grep -q overlap attempts
+}
+
+test_expect_success 'a Claude turn the killed raymond left running is stopped before the turn runs again' '
+	mkdir -p fake wf &&
+	cat >claude <<-EOF &&
+	#!/bin/bash
+	echo "start \$\$" >>attempts
+	for p in \$(sed -n "s/^start //p" attempts); do
+		[ "\$p" = \$\$ ] && continue
+		[ -e /proc/\$p/stat ] && ! grep -q "^[0-9]* (.*) Z " /proc/\$p/stat && echo "overlap \$p" >>attempts
+	done
+	if ! [ -e once ]; then touch once waiting; sleep 1000; fi
+	exec "$(dirname "$RAYMOND")/tests/fake-claude" "\$@"
+	EOF
+	chmod +x claude &&
+	export RAYMOND_CLAUDE=$PWD/claude FAKE_CLAUDE_DIR=$PWD/fake &&
+	printf "go\nMOCK: reply <result>done</result>\n" >wf/START.md &&
+	kill_while_waiting &&
+	checked turn
 '
 
 test_done
