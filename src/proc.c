@@ -14,12 +14,18 @@
  *	            │                                  │
  *	            └──────────(command exits)─────────┴──> DRAIN
  *	                                                      │
- *	      (both pipes at EOF, or 2 s passed) <────────────┘
+ *	          (2 s passed, or a stop) ──> SIGKILL the group, LAST
+ *	                                                      │
+ *	      (both pipes at EOF, in DRAIN or LAST, or 0.5 s of LAST passed)
  *	                         │
  *	                      FINISH: SIGKILL what is left of the group,
  *	                      reap the command, close all four handles; the
  *	                      last close callback calls done and frees the
  *	                      proc.
+ *
+ * LAST reads what the group wrote before it was killed, so a stop never
+ * loses the command's own last output; its bound covers a pipe held by a
+ * process outside the group.
  *
  * The command is not reaped when it exits (waitid with WNOWAIT), only at
  * FINISH: while it is a zombie its pid, and so its process group's id,
@@ -52,11 +58,12 @@
 
 #define GRACE_MS 1000
 #define DRAIN_MS 2000
+#define LAST_MS 500
 
 /* What execvp searches when the environment names no PATH. */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
-enum tmode { T_OFF, T_WATCH, T_GRACE, T_DRAIN };
+enum tmode { T_OFF, T_WATCH, T_GRACE, T_DRAIN, T_LAST };
 
 struct ray_proc {
 	pid_t pid;
@@ -92,6 +99,7 @@ static struct ray_proc *live_head;
 static char read_buf[64 * 1024];
 
 static void finish(struct ray_proc *p);
+static void on_timer(uv_timer_t *t);
 
 static void
 unlink_live(struct ray_proc *p)
@@ -167,6 +175,15 @@ signal_group(struct ray_proc *p, int sig)
 	kill(-p->pid, sig);
 }
 
+/* The command has exited: kill what is left of its group, read the rest. */
+static void
+last_read(struct ray_proc *p)
+{
+	signal_group(p, SIGKILL);
+	p->tmode = T_LAST;
+	uv_timer_start(&p->timer, on_timer, LAST_MS, 0);
+}
+
 static void
 on_timer(uv_timer_t *t)
 {
@@ -190,6 +207,9 @@ on_timer(uv_timer_t *t)
 		p->tmode = T_OFF;
 		break;
 	case T_DRAIN:
+		last_read(p);
+		break;
+	case T_LAST:
 		finish(p);
 		break;
 	case T_OFF:
@@ -557,7 +577,8 @@ ray_proc_kill(struct ray_proc *p)
 		return;
 	if (p->exited) {
 		/* Draining: what is left of the group goes now. */
-		finish(p);
+		if (p->tmode == T_DRAIN)
+			last_read(p);
 		return;
 	}
 	p->res.killed = 1;

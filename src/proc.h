@@ -16,11 +16,12 @@
  *	ops.done(ud, &result)   exactly once, then the proc frees itself
  *
  * done is called after the command has exited and both pipes reached end
- * of file, or 2 seconds after exit if a background process it left behind
- * still holds a pipe open.  Either way, whatever is left in the command's
- * process group is then sent SIGKILL: a background process outlives its
- * state only if it left the group on purpose (setsid).  A stop while the
- * pipes drain ends the drain at once.  Inactivity: with opts.timeout_ms > 0, a command that writes
+ * of file.  When a background process it left behind holds a pipe open 2
+ * seconds after the exit (or a stop comes first), the group is sent
+ * SIGKILL and what it wrote is read, for 0.5 s at most.  Either way,
+ * whatever is left in the command's process group is sent SIGKILL before
+ * done: a background process outlives its state only if it left the group
+ * on purpose (setsid).  Inactivity: with opts.timeout_ms > 0, a command that writes
  * nothing on either pipe for that long has its group sent SIGTERM, and
  * SIGKILL 1 second later if it is still there; result.timed_out is set.
  *

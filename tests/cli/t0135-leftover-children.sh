@@ -55,4 +55,16 @@ test_expect_success 'a child detached with setsid keeps running, and raymond doe
 	kill "$pid"
 '
 
+test_expect_success 'a detached process still holding stdout does not keep raymond waiting' '
+	state START.sh <<-\EOS &&
+	setsid -w sh -c "sleep 1000 </dev/null & echo \$! >bg.pid"
+	echo "<result>ok</result>"
+	EOS
+	raymond wf --quiet >out &&
+	test "$(cat out)" = ok &&
+	pid=$(cat bg.pid) &&
+	alive "$pid" &&
+	kill "$pid"
+'
+
 test_done
