@@ -43,28 +43,27 @@ test_expect_success 'a background child with its output elsewhere is stopped too
 	{ test "$(cat out)" = stopped || { kill -9 "$(cat bg.pid)"; false; }; }
 '
 
-test_expect_success 'a child detached with setsid keeps running, and raymond does not wait for it' '
-	state START.sh <<-\EOS &&
-	setsid -w sh -c "sleep 1000 >/dev/null 2>&1 </dev/null & echo \$! >bg.pid"
-	echo "<result>ok</result>"
-	EOS
+# detached REDIRECT: START.sh starts a daemon out of its process group,
+# with REDIRECT applied to its output, and ends; raymond must end too,
+# leaving the daemon running.
+detached() {
+	printf '%s\n' "setsid -w sh -c 'sleep 1000 $1 </dev/null & echo \$! >bg.pid'" \
+		'echo "<result>ok</result>"' >wf/START.sh &&
 	raymond wf --quiet >out &&
 	test "$(cat out)" = ok &&
 	pid=$(cat bg.pid) &&
 	alive "$pid" &&
 	kill "$pid"
+}
+
+test_expect_success 'a child detached with setsid keeps running, and raymond does not wait for it' '
+	mkdir wf &&
+	detached ">/dev/null 2>&1"
 '
 
 test_expect_success 'a detached process still holding stdout does not keep raymond waiting' '
-	state START.sh <<-\EOS &&
-	setsid -w sh -c "sleep 1000 </dev/null & echo \$! >bg.pid"
-	echo "<result>ok</result>"
-	EOS
-	raymond wf --quiet >out &&
-	test "$(cat out)" = ok &&
-	pid=$(cat bg.pid) &&
-	alive "$pid" &&
-	kill "$pid"
+	mkdir wf &&
+	detached ""
 '
 
 test_done
