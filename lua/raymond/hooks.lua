@@ -312,7 +312,7 @@ function M.emit(set, name, ev)
       -- applies (--resume asks again).
       if why == "interrupt" or cut[co] then
         cut[co] = nil
-        return nil, "interrupted"
+        return nil, string.format("hook %s in %s: cut short because the run is stopping", file.name, name)
       end
       if not ok then
         err = string.format("hook %s failed in %s: %s", file.name, name, tostring(d))
