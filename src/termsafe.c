@@ -159,8 +159,10 @@ ray_termsafe_feed(struct ray_termsafe *ts, const char *data, size_t len,
 			}
 			took += t;
 		}
-		p += took - ts->nheld;
-		len -= took - ts->nheld;
+		if (took > ts->nheld) {
+			p += took - ts->nheld;
+			len -= took - ts->nheld;
+		}
 		ts->nheld = 0;
 	}
 	if (len == 0)
