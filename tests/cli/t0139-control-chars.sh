@@ -79,4 +79,14 @@ test_expect_success 'a target name a model chose, in the error and the log' '
 	shows err "^[[2J"
 '
 
+test_expect_success 'a hook printing a child'"'"'s output' '
+	state START.sh <<-\EOS &&
+	printf "%s\n<result>ok</result>\n" "$P"
+	EOS
+	echo "return { PostState = function(ev) print(ev.output) end }" >wf/hooks.lua &&
+	P=$PAYLOAD raymond wf --quiet >out 2>err &&
+	raw_free err &&
+	shows err "[hook] $SHOWN"
+'
+
 test_done
