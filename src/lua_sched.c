@@ -727,8 +727,10 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
 
 /*
  * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, lines=, capture=,
- * record=, record_step=} runs a command and returns its result table when
- * it ends.  Must be called from a coroutine started by raymond.go.
+ * record=, record_step=, group_file=} runs a command and returns its result
+ * table when it ends.  Must be called from a coroutine started by
+ * raymond.go.  `group_file` names the file that records the command's
+ * process group from before it starts until it is gone (group_file_open).
  * `lines`, a function, is called with each line of stdout as it completes;
  * `capture` keeps all of stdout and stderr (up to 64 MiB each); `record`,
  * a debug record (lua_record.c), gets each chunk of stdout and stderr as
