@@ -28,7 +28,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/raymond-corpus.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$C"
-mkdir -p "$C"/{tagparse,claude,frontmatter,runstate,archive,journal}
+mkdir -p "$C"/{tagparse,claude,frontmatter,runstate,archive,journal,termsafe}
 
 # ---- tagparse: HEADER (printf format) then the payload ------------------
 # Header byte 0: chunk-size count n (low 3 bits), r (high 5 bits; 31
@@ -317,4 +317,8 @@ head -c 300 "$j" >"$C/journal/cut"
 cp "$C/journal/killed" "$C/journal/bit-flip"
 printf '\001' | dd of="$C/journal/bit-flip" bs=1 seek=100 conv=notrunc 2>/dev/null
 : >"$C/journal/empty"
+
+# ---- termsafe: a feed size byte, then the text --------------------------
+printf '\003a\033[2Jb\033]52;c;aGk=\007 x\by over\rwrite\r\n' >"$C/termsafe/controls"
+printf '\002caf\303\251 \342\202\254 \360\237\230\200 \302\233 \233 \342\202' >"$C/termsafe/utf8"
 ls "$C"/* | sed -n '$='; for d in "$C"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done

@@ -22,6 +22,7 @@
 #include "journal.h"
 #include "json.h"
 #include "sha256.h"
+#include "termsafe.h"
 #include "tagparse.h"
 
 #include <dirent.h>
@@ -490,11 +491,18 @@ api_lock(lua_State *L)
 	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	struct ray_err err;
 
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int tries = 0, r;
+
 	if (fd < 0) {
 		ray_err_open(&err, "lock", path);
 		return fail_err(L, &err);
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+	/* A probe of raymond.lock_held holds it for an instant: retry. */
+	while ((r = flock(fd, LOCK_EX | LOCK_NB)) != 0 &&
+	    errno == EWOULDBLOCK && ++tries < 5)
+		nanosleep(&pause, NULL);
+	if (r != 0) {
 		int e = errno;
 
 		close(fd);
@@ -508,6 +516,28 @@ api_lock(lua_State *L)
 		return fail_errno(L, "lock", path);
 	}
 	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/*
+ * raymond.lock_held(path) -> true when a process holds the lock `path`
+ * (raymond.lock), false when none does or there is no such file.  It
+ * takes a shared lock for an instant and never waits; raymond.lock
+ * retries for a moment, so the probe cannot make a resume fail.
+ */
+static int
+api_lock_held(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), held;
+
+	if (fd < 0) {
+		lua_pushboolean(L, 0);
+		return 1;
+	}
+	held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd);
+	lua_pushboolean(L, held);
 	return 1;
 }
 
@@ -636,6 +666,40 @@ static int
 api_stderr(lua_State *L)
 {
 	return write_stream(L, stderr);
+}
+
+static void
+add_to_luabuf(void *ctx, const char *p, size_t n)
+{
+	luaL_addlstring(ctx, p, n);
+}
+
+/*
+ * raymond.printable(s) -> s with its control characters shown, not obeyed
+ * (termsafe.h), for untrusted text on a terminal or in a log.
+ */
+static int
+api_printable(lua_State *L)
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+	struct ray_termsafe ts = RAY_TERMSAFE_INIT;
+	luaL_Buffer b;
+
+	luaL_buffinit(L, &b);
+	ray_termsafe_feed(&ts, s, len, 1, add_to_luabuf, &b);
+	luaL_pushresult(&b);
+	return 1;
+}
+
+/* raymond.isatty("stdout" | "stderr") -> whether it is a terminal */
+static int
+api_isatty(lua_State *L)
+{
+	static const char *const names[] = { "stdout", "stderr", NULL };
+
+	lua_pushboolean(L, isatty(luaL_checkoption(L, 1, NULL, names) + 1));
+	return 1;
 }
 
 /* raymond.embedded(prefix) -> {name = source, ...} of compiled-in files */
@@ -986,6 +1050,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "listdir", api_listdir },
 	{ "mkdir_p", api_mkdir_p },
 	{ "lock", api_lock },
+	{ "lock_held", api_lock_held },
 	{ "now", api_now },
 	{ "uuid", api_uuid },
 	{ "hash", api_hash },
@@ -994,6 +1059,8 @@ static const luaL_Reg api_funcs[] = {
 	{ "environ", api_environ },
 	{ "stdout", api_stdout },
 	{ "stderr", api_stderr },
+	{ "printable", api_printable },
+	{ "isatty", api_isatty },
 	{ "embedded", api_embedded },
 	{ "sha256_file", api_sha256_file },
 	{ "zip_open", api_zip_open },

@@ -56,6 +56,7 @@
 #include "lua_priv.h"
 #include "proc.h"
 #include "record.h"
+#include "termsafe.h"
 #include "tagparse.h"
 #include "buf.h"
 
@@ -90,6 +91,7 @@ struct ray_job {
 	int tag_failed;
 	int print_open;		/* a <print> has text but no end yet */
 	char print_last;	/* last byte printed, for the closing newline */
+	struct ray_termsafe print_safe;	/* <print> text is untrusted */
 	struct ray_buf out_tail;
 	struct ray_buf err_tail;
 	char *spawn_error;
@@ -101,6 +103,7 @@ struct ray_job {
 	int lines_ref;		/* function called per stdout line, or LUA_NOREF */
 	struct ray_buf line;	/* the stdout line being assembled */
 	int lines_failed;	/* the line function raised; no more calls */
+	char *group_file;	/* where the command's group is recorded */
 };
 
 struct ray_host *
@@ -285,13 +288,29 @@ record_chunk(struct ray_job *j, const char *piece, const char *data, size_t len)
 		ray_record_put(*j->record, j->record_step, piece, data, len);
 }
 
-/* <print> text goes to stdout as it arrives, one newline after each. */
+static void
+print_shown(void *ud, const char *text, size_t len)
+{
+	struct ray_job *j = ud;
+
+	if (len == 0)
+		return;
+	fwrite(text, 1, len, stdout);
+	j->print_last = text[len - 1];
+}
+
+/*
+ * <print> text goes to stdout as it arrives, one newline after each, with
+ * its control characters shown rather than obeyed (termsafe.h): it is text
+ * for people, on a terminal or in a log, and a child's to choose.
+ */
 static void
 on_print(void *ud, const char *text, size_t len, int end)
 {
 	struct ray_job *j = ud;
 
 	if (end) {
+		ray_termsafe_feed(&j->print_safe, NULL, 0, 1, print_shown, j);
 		if (j->print_open && j->print_last != '\n')
 			fputc('\n', stdout);
 		j->print_open = 0;
@@ -300,10 +319,9 @@ on_print(void *ud, const char *text, size_t len, int end)
 	}
 	if (len == 0)
 		return;
-	fwrite(text, 1, len, stdout);
+	ray_termsafe_feed(&j->print_safe, text, len, 0, print_shown, j);
 	fflush(stdout);
 	j->print_open = 1;
-	j->print_last = text[len - 1];
 }
 
 /*
@@ -504,6 +522,8 @@ job_release(lua_State *L, struct ray_job *j)
 	j->lines_ref = LUA_NOREF;
 	free(j->spawn_error);
 	j->spawn_error = NULL;
+	free(j->group_file);
+	j->group_file = NULL;
 }
 
 static int
@@ -539,11 +559,57 @@ on_done(void *ud, const struct ray_proc_result *res)
 	struct ray_host *h = j->h;
 
 	h->running--;
+	/* The group is gone (proc.c killed what was left of it). */
+	if (j->group_file != NULL)
+		unlink(j->group_file);
 	job_complete(j, res);
 	schedule(h);
 }
 
 static const struct ray_proc_ops job_ops = { on_out, on_err, on_done };
+
+/*
+ * The job's group file, made before the command starts so that a raymond
+ * killed at any instant leaves a record of it: empty until the command
+ * runs, then "PID START" (ray_proc_info).  The command's environment
+ * carries the file's name too (executor.lua), which finds it, and what it
+ * started, should raymond die before the pid is written.  No fsync: the
+ * record must outlive raymond, not the machine, and a power cut ends the
+ * children too.  Returns the descriptor, or -1 with the job's error set.
+ */
+static int
+group_file_open(struct ray_job *j)
+{
+	int fd = open(j->group_file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644);
+
+	struct ray_err err;
+
+	if (fd < 0) {
+		ray_err_sys(&err, "cannot record the process group in '%s'",
+		    j->group_file);
+		j->spawn_error = xstrdup(err.msg);
+		free(j->group_file);
+		j->group_file = NULL;
+	}
+	return fd;
+}
+
+static void
+group_file_write(int fd, struct ray_proc *p)
+{
+	struct ray_proc_info info;
+	char line[64];
+	int n;
+
+	if (ray_proc_info(ray_proc_pid(p), &info) < 0)
+		info.start = 0;
+	n = snprintf(line, sizeof(line), "%d %llu\n", ray_proc_pid(p),
+	    info.start);
+	/* Should this fail, the token in the child's environment finds it. */
+	(void)ray_write_all(fd, line, (size_t)n);
+	close(fd);
+}
 
 static void
 launch(struct ray_host *h, struct ray_job *j)
@@ -551,16 +617,27 @@ launch(struct ray_host *h, struct ray_job *j)
 	struct ray_proc_opts o;
 	struct ray_proc *p;
 	struct ray_err err;
+	int gfd = -1;
 
+	if (j->group_file != NULL && (gfd = group_file_open(j)) < 0) {
+		job_complete(j, NULL);
+		return;
+	}
 	o.argv = j->argv;
 	o.env = j->env;
 	o.cwd = j->cwd;
 	o.timeout_ms = j->timeout_ms;
 	if (ray_proc_spawn(h->loop, &o, &job_ops, j, &p, &err) < 0) {
+		if (gfd >= 0) {
+			close(gfd);
+			unlink(j->group_file);
+		}
 		j->spawn_error = xstrdup(err.msg);
 		job_complete(j, NULL);
 		return;
 	}
+	if (gfd >= 0)
+		group_file_write(gfd, p);
 	h->running++;
 }
 
@@ -650,8 +727,10 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
 
 /*
  * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, lines=, capture=,
- * record=, record_step=} runs a command and returns its result table when
- * it ends.  Must be called from a coroutine started by raymond.go.
+ * record=, record_step=, group_file=} runs a command and returns its result
+ * table when it ends.  Must be called from a coroutine started by
+ * raymond.go.  `group_file` names the file that records the command's
+ * process group from before it starts until it is gone (group_file_open).
  * `lines`, a function, is called with each line of stdout as it completes;
  * `capture` keeps all of stdout and stderr (up to 64 MiB each); `record`,
  * a debug record (lua_record.c), gets each chunk of stdout and stderr as
@@ -716,6 +795,10 @@ api_spawn(lua_State *L)
 	}
 	lua_getfield(L, 1, "record_step");
 	j->record_step = (unsigned long)lua_tointeger(L, -1);
+	lua_pop(L, 1);
+	lua_getfield(L, 1, "group_file");
+	if (lua_isstring(L, -1))
+		j->group_file = xstrdup(lua_tostring(L, -1));
 	lua_pop(L, 1);
 	lua_pushthread(L);
 	j->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -988,7 +1071,50 @@ ray__sched_close(struct ray_host *h)
 		signal_wake = NULL;
 }
 
+/* ---- processes a killed raymond left behind --------------------------- */
+
+/* raymond.process(pid) -> {start=, pgid=, zombie=} | nil */
+static int
+api_process(lua_State *L)
+{
+	struct ray_proc_info info;
+
+	if (ray_proc_info((int)luaL_checkinteger(L, 1), &info) < 0)
+		return 0;
+	lua_createtable(L, 0, 3);
+	lua_pushinteger(L, (lua_Integer)info.start);
+	lua_setfield(L, -2, "start");
+	lua_pushinteger(L, info.pgid);
+	lua_setfield(L, -2, "pgid");
+	lua_pushboolean(L, info.state == 'Z' || info.state == 'X');
+	lua_setfield(L, -2, "zombie");
+	return 1;
+}
+
+/*
+ * raymond.signal(pid, start, "TERM" | "KILL", group) -> true | nil: the
+ * process `pid` that started at `start`, or the group it leads; nil when
+ * that process is gone.
+ */
+static int
+api_signal(lua_State *L)
+{
+	static const char *const names[] = { "TERM", "KILL", NULL };
+	static const int sigs[] = { SIGTERM, SIGKILL };
+	int pid = (int)luaL_checkinteger(L, 1);
+	lua_Integer start = luaL_checkinteger(L, 2);
+	int sig = sigs[luaL_checkoption(L, 3, NULL, names)];
+
+	if (ray_proc_signal(pid, (unsigned long long)start, sig,
+	    lua_toboolean(L, 4)) < 0)
+		return 0;
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 static const luaL_Reg sched_funcs[] = {
+	{ "process", api_process },
+	{ "signal", api_signal },
 	{ "go", api_go },
 	{ "spawn", api_spawn },
 	{ "sleep", api_sleep },

@@ -14,10 +14,26 @@
  *	            │                                  │
  *	            └──────────(command exits)─────────┴──> DRAIN
  *	                                                      │
- *	      (both pipes at EOF, or 2 s passed) <────────────┘
+ *	          (2 s passed, or a stop) ──> SIGKILL the group, LAST
+ *	                                                      │
+ *	      (both pipes at EOF, in DRAIN or LAST, or 0.5 s of LAST passed)
  *	                         │
- *	                      FINISH: close all four handles; the last
- *	                      close callback calls done and frees the proc.
+ *	                      FINISH: SIGKILL what is left of the group,
+ *	                      reap the command, close all four handles; the
+ *	                      last close callback calls done and frees the
+ *	                      proc.
+ *
+ * LAST reads what the group wrote before it was killed, so a stop never
+ * loses the command's own last output; its bound covers a pipe held by a
+ * process outside the group.
+ *
+ * The command is not reaped when it exits (waitid with WNOWAIT), only at
+ * FINISH: while it is a zombie its pid, and so its process group's id,
+ * cannot be reused, so the group can be signalled until then without
+ * reaching an unrelated process.  Whatever the command left running in
+ * its group (`sleep 1000 &`) is killed at FINISH, so it neither keeps
+ * raymond waiting nor outlives its state; a process that left the group
+ * on purpose (setsid) is not touched.
  *
  * WATCH does not restart the timer on every chunk: it keeps the time of
  * the last output and, when the timer fires early, re-arms it for the
@@ -29,6 +45,7 @@
 #include "buf.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -41,11 +58,12 @@
 
 #define GRACE_MS 1000
 #define DRAIN_MS 2000
+#define LAST_MS 500
 
 /* What execvp searches when the environment names no PATH. */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
-enum tmode { T_OFF, T_WATCH, T_GRACE, T_DRAIN };
+enum tmode { T_OFF, T_WATCH, T_GRACE, T_DRAIN, T_LAST };
 
 struct ray_proc {
 	pid_t pid;
@@ -81,6 +99,7 @@ static struct ray_proc *live_head;
 static char read_buf[64 * 1024];
 
 static void finish(struct ray_proc *p);
+static void on_timer(uv_timer_t *t);
 
 static void
 unlink_live(struct ray_proc *p)
@@ -131,6 +150,10 @@ finish(struct ray_proc *p)
 	if (p->finishing)
 		return;
 	p->finishing = 1;
+	/* Only an exited command is finished, and it is still a zombie. */
+	kill(-p->pid, SIGKILL);
+	while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	close_all(p);
 }
 
@@ -145,11 +168,20 @@ static void
 signal_group(struct ray_proc *p, int sig)
 {
 	/*
-	 * A negative pid names the process group the child leads.  Once the
-	 * child is reaped its pid may be reused, so an exited proc is never
-	 * signalled (callers check p->exited).
+	 * A negative pid names the process group the child leads.  The child
+	 * is reaped only in finish(), after which nothing signals it, so the
+	 * group's id is still ours here.
 	 */
 	kill(-p->pid, sig);
+}
+
+/* The command has exited: kill what is left of its group, read the rest. */
+static void
+last_read(struct ray_proc *p)
+{
+	signal_group(p, SIGKILL);
+	p->tmode = T_LAST;
+	uv_timer_start(&p->timer, on_timer, LAST_MS, 0);
 }
 
 static void
@@ -175,6 +207,9 @@ on_timer(uv_timer_t *t)
 		p->tmode = T_OFF;
 		break;
 	case T_DRAIN:
+		last_read(p);
+		break;
+	case T_LAST:
 		finish(p);
 		break;
 	case T_OFF:
@@ -220,22 +255,24 @@ static void
 on_exit_ready(uv_poll_t *w, int status, int events)
 {
 	struct ray_proc *p = w->data;
-	int ws;
-	pid_t r;
+	siginfo_t si;
+	int r;
 
 	UNUSED(status);
 	UNUSED(events);
+	/* WNOWAIT: the zombie keeps the group's id ours until finish(). */
+	memset(&si, 0, sizeof(si));
 	do
-		r = waitpid(p->pid, &ws, WNOHANG);
+		r = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT);
 	while (r < 0 && errno == EINTR);
-	if (r == 0)
+	if (r == 0 && si.si_pid == 0)
 		return;	/* not yet: the poll fires again */
 	uv_poll_stop(w);
 	p->exited = 1;
-	if (r > 0 && WIFSIGNALED(ws))
-		p->res.term_signal = WTERMSIG(ws);
-	else if (r > 0)
-		p->res.exit_status = WEXITSTATUS(ws);
+	if (r == 0 && (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED))
+		p->res.term_signal = si.si_status;
+	else if (r == 0)
+		p->res.exit_status = si.si_status;
 	else
 		p->res.exit_status = 127;
 	if (p->out_eof && p->err_eof) {
@@ -536,8 +573,14 @@ fail:
 void
 ray_proc_kill(struct ray_proc *p)
 {
-	if (p->finishing || p->exited)
+	if (p->finishing)
 		return;
+	if (p->exited) {
+		/* Draining: what is left of the group goes now. */
+		if (p->tmode == T_DRAIN)
+			last_read(p);
+		return;
+	}
 	p->res.killed = 1;
 	signal_group(p, SIGTERM);
 	p->tmode = T_GRACE;
@@ -553,4 +596,65 @@ ray_proc_kill_all(void)
 	for (p = live_head; p; p = p->next, n++)
 		ray_proc_kill(p);
 	return n;
+}
+
+int
+ray_proc_pid(const struct ray_proc *p)
+{
+	return (int)p->pid;
+}
+
+int
+ray_proc_info(int pid, struct ray_proc_info *out)
+{
+	char path[64], buf[1024], *s;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* The command name (field 2) may hold spaces and ')': skip to its end. */
+	s = strrchr(buf, ')');
+	if (s == NULL || s[1] != ' ')
+		return -ESRCH;
+	s += 2;
+	out->state = *s;
+	for (field = 3; field < 22 && s != NULL; field++) {
+		if (field == 5)
+			out->pgid = atoi(s);
+		s = strchr(s, ' ');
+		if (s != NULL)
+			s++;
+	}
+	if (s == NULL)
+		return -ESRCH;
+	out->start = strtoull(s, NULL, 10);
+	return 0;
+}
+
+int
+ray_proc_signal(int pid, unsigned long long start, int sig, int group)
+{
+	struct ray_proc_info info;
+	int fd, r = 0;
+
+	/* The pidfd pins the process: checked and signalled, it is one. */
+	fd = pidfd_open(pid, 0);
+	if (fd < 0)
+		return -ESRCH;
+	if (ray_proc_info(pid, &info) < 0 || info.start != start)
+		r = -ESRCH;
+	else if (group)
+		r = kill(-pid, sig) < 0 ? -errno : 0;
+	else
+		r = pidfd_send_signal(fd, sig, NULL, 0) < 0 ? -errno : 0;
+	close(fd);
+	return r;
 }

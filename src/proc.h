@@ -16,9 +16,12 @@
  *	ops.done(ud, &result)   exactly once, then the proc frees itself
  *
  * done is called after the command has exited and both pipes reached end
- * of file, or 2 seconds after exit if a background process it left behind
- * still holds a pipe open (that process is left running, detached from
- * raymond).  Inactivity: with opts.timeout_ms > 0, a command that writes
+ * of file.  When a background process it left behind holds a pipe open 2
+ * seconds after the exit (or a stop comes first), the group is sent
+ * SIGKILL and what it wrote is read, for 0.5 s at most.  Either way,
+ * whatever is left in the command's process group is sent SIGKILL before
+ * done: a background process outlives its state only if it left the group
+ * on purpose (setsid).  Inactivity: with opts.timeout_ms > 0, a command that writes
  * nothing on either pipe for that long has its group sent SIGTERM, and
  * SIGKILL 1 second later if it is still there; result.timed_out is set.
  *
@@ -65,9 +68,34 @@ struct ray_proc_ops {
 int ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
     const struct ray_proc_ops *ops, void *ud, struct ray_proc **out,
     struct ray_err *err);
-/* SIGTERM the command's group now, SIGKILL it 1 second later. */
+/*
+ * SIGTERM the command's group now, SIGKILL it 1 second later; once the
+ * command has exited, SIGKILL what is left of its group now.
+ */
 void ray_proc_kill(struct ray_proc *p);
 /* ray_proc_kill every live proc; returns how many there were. */
 int ray_proc_kill_all(void);
+/* The command's pid, which is also its process group's id. */
+int ray_proc_pid(const struct ray_proc *p);
+
+/*
+ * Any process, found through /proc, for children a killed raymond left
+ * behind.  A pid can be reused; the start time (clock ticks after boot,
+ * /proc/PID/stat field 22) tells one process of that pid from another.
+ */
+struct ray_proc_info {
+	unsigned long long start;	/* start time, clock ticks after boot */
+	int pgid;			/* process group */
+	char state;			/* 'R', 'S', ..., 'Z' for a zombie */
+};
+
+/* What /proc says of `pid`: 0, or -ESRCH when there is no such process. */
+int ray_proc_info(int pid, struct ray_proc_info *out);
+/*
+ * Send `sig` to process `pid` only if it is the one that started at
+ * `start`, and with `group` to the process group it leads (whose id is
+ * ours while it lives).  Returns 0, or -ESRCH when that process is gone.
+ */
+int ray_proc_signal(int pid, unsigned long long start, int sig, int group);
 
 #endif

@@ -3,10 +3,24 @@
 -- Progress and errors go to stderr, so stdout carries only the workflow's
 -- own output: <print> text as it arrives, and the final <result> of the
 -- main agent.  --quiet silences progress; errors and warnings always show.
+--
+-- Much of what is shown comes from a model or a child (its text, the
+-- names it chose, the output an error quotes), so everything written to
+-- stderr has its control characters shown rather than obeyed
+-- (raymond.printable, src/termsafe.h).  The result on stdout is shown so
+-- on a terminal, and kept byte for byte when stdout is a pipe or a file:
+-- there it is data for a program (`$(raymond wf)`), which must get the
+-- payload exactly.
 
 local raymond = require("raymond")
 
 local M = { quiet = false }
+
+-- Write to stderr, untrusted text made safe to show.
+local function say(text)
+  raymond.stderr(raymond.printable(text))
+end
+M.say = say
 
 local function rel(path, cwd)
   if cwd and path:sub(1, #cwd + 1) == cwd .. "/" then return path:sub(#cwd + 2) end
@@ -16,11 +30,11 @@ M.rel = rel
 
 function M.progress(fmt, ...)
   if M.quiet then return end
-  raymond.stderr(string.format(fmt, ...) .. "\n")
+  say(string.format(fmt, ...) .. "\n")
 end
 
 function M.warn(fmt, ...)
-  raymond.stderr("raymond: warning: " .. string.format(fmt, ...) .. "\n")
+  say("raymond: warning: " .. string.format(fmt, ...) .. "\n")
 end
 
 -- An error: one line saying what and where, then indented detail lines,
@@ -31,7 +45,7 @@ function M.error(msg, detail, hint)
     for line in detail:gmatch("[^\n]+") do out[#out + 1] = "  | " .. line end
   end
   if hint then out[#out + 1] = "hint: " .. hint end
-  raymond.stderr(table.concat(out, "\n") .. "\n")
+  say(table.concat(out, "\n") .. "\n")
 end
 
 -- The last `n` non-empty lines of `text`.
@@ -46,6 +60,7 @@ end
 
 function M.result(payload)
   if payload == nil or payload == "" then return end
+  if raymond.isatty("stdout") then payload = raymond.printable(payload) end
   raymond.stdout(payload:sub(-1) == "\n" and payload or payload .. "\n")
 end
 

@@ -20,6 +20,7 @@ local raymond = require("raymond")
 local console = require("raymond.console")
 local hookapi = require("raymond.hookapi")
 local hooks = require("raymond.hooks")
+local leftovers = require("raymond.leftovers")
 local record = require("raymond.record")
 local resolve = require("raymond.resolve")
 local runstate = require("raymond.runstate")
@@ -193,6 +194,11 @@ local function open_run(opts, ws, rec, scope)
   local set, herr = hooks.load(files, hookapi.new(run))
   if not set then return nil, herr, run end
   run.hooks = set
+  -- Where each child is recorded before it starts (raymond.leftovers).
+  local children = workspace.children_dir(ws, rec.id)
+  local ok, derr = raymond.mkdir_p(children)
+  if not ok then return nil, derr end
+  run.children = children
   return run
 end
 
@@ -296,6 +302,9 @@ function M.resume(opts)
   if rec.status == "completed" then
     return nil, { msg = "run " .. id .. " already completed", hint = "start a new run instead" }
   end
+  -- A raymond killed with the run's children running left them running.
+  local stopped, serr0 = leftovers.stop(workspace.children_dir(ws, id), id)
+  if not stopped then return nil, serr0 end
   local scope, serr = resolve.reopen(rec.workflow, rec.sha256)
   if not scope then
     return nil, { msg = serr, hint = "put the workflow back as it was, or start a new run" }
@@ -326,6 +335,9 @@ end
 function M.finish(run, crashed, signo)
   if not run then return 1 end
   local code = run:finish(crashed, signo)
+  -- Empty once every child has ended; left with the files of any that
+  -- could not be waited for.
+  os.remove(workspace.children_dir(run.ws, run.rec.id))
   workspace.unlock(run.ws, run.rec.id)
   return code
 end

@@ -12,6 +12,11 @@
 --   directory    job.cwd, else the directory raymond was started in
 --   limits       job.timeout seconds without output (0: none); the
 --                process group, SIGTERM then SIGKILL on a stop: src/proc.c
+--   group        with run.children set, a file there records the child's
+--                process group before it starts, and its environment
+--                carries the file's name as RAYMOND_PROCESS_GROUP, so a
+--                later raymond can stop what a killed one left running
+--                (raymond.leftovers)
 --   record       a job with a `name` is a step of the run: it is counted
 --                in rec.steps and, with the debug record on, what it runs,
 --                its output and the job.keep pieces (prompt) are kept
@@ -38,6 +43,11 @@ function M.run(run, job)
     argv = job.argv, env = environment(run, job.env), cwd = job.cwd or run.cwd,
     timeout = job.timeout, tags = job.tags, lines = job.lines, capture = job.capture,
   }
+  if run.children then
+    local token = raymond.uuid()
+    req.env.RAYMOND_PROCESS_GROUP = token
+    req.group_file = run.children .. "/" .. token
+  end
   local step
   local t0 = raymond.now()
   if job.name then

@@ -15,6 +15,7 @@
 local raymond = require("raymond")
 local claude = require("raymond.claude")
 local executor = require("raymond.executor")
+local hooks = require("raymond.hooks")
 local text = require("raymond.text")
 
 local M = {}
@@ -31,8 +32,11 @@ local function bounded(timeout)
   return left, true
 end
 
--- A wait the limit cut short ends the hook call, as its limit says.
+-- A wait the limit cut short ends the hook call, as its limit says; one
+-- a stop of the run cut short (the command killed, or never started)
+-- ends it without its decision applying (raymond.hooks.stopped).
 local function check_cut(res, cut)
+  if raymond.stopping() then hooks.stopped(3) end
   if cut and res.timed_out then error("hook exceeded its time limit", 3) end
 end
 

@@ -63,7 +63,21 @@ end
 local function log(...)
   local t = table.pack(...)
   for i = 1, t.n do t[i] = tostring(t[i]) end
-  raymond.stderr("[hook] " .. table.concat(t, "\t") .. "\n")
+  console.say("[hook] " .. table.concat(t, "\t") .. "\n")
+end
+
+-- The hook calls whose wait (raymond.exec, evaluate or sleep) a stop of
+-- the run cut short, by coroutine.  What such a call decides rests on a
+-- result the uninterrupted run would not have seen (a command killed by
+-- the stop, a sleep that did not last), so emit() discards it, even when
+-- the hook caught the error and went on.
+local cut = setmetatable({}, { __mode = "k" })
+
+-- End the hook call running in this coroutine because the run is
+-- stopping: its decision will not apply.  `level` as for error().
+function M.stopped(level)
+  cut[coroutine.running()] = true
+  error("the run is stopping", level + 1)
 end
 
 -- The hooks' raymond.sleep: a wait that would outlast the call ends it,
@@ -71,10 +85,10 @@ end
 local function hook_sleep(s)
   local left = raymond.limit_left()
   if left and s >= left then
-    if not raymond.sleep(left) then error("the run is stopping", 2) end
+    if not raymond.sleep(left) then M.stopped(2) end
     error("hook exceeded its time limit", 2)
   end
-  if not raymond.sleep(s) then error("the run is stopping", 2) end
+  if not raymond.sleep(s) then M.stopped(2) end
   return true
 end
 
@@ -285,14 +299,21 @@ function M.emit(set, name, ev)
   for _, file in ipairs(set.files) do
     local fn = file.handlers[name]
     if fn then
+      local co = coroutine.running()
+      cut[co] = nil
       -- limited(), written out: this is the path every transition takes.
       local ok, d, why = limited_call(fn, ev, M.instructions, M.seconds)
       if ok and type(d) == "table" then
         ok, d, why = limited_call(plain_copy, d, M.instructions, M.seconds)
       end
       local err
-      -- A signal cut the call short: the run is stopping, nobody failed.
-      if why == "interrupt" then return nil, "interrupted" end
+      -- A signal cut the call short, or a stop cut one of its waits: the
+      -- run is stopping, nobody failed, and no decision of this event
+      -- applies (--resume asks again).
+      if why == "interrupt" or cut[co] then
+        cut[co] = nil
+        return nil, string.format("hook %s in %s: cut short because the run is stopping", file.name, name)
+      end
       if not ok then
         err = string.format("hook %s failed in %s: %s", file.name, name, tostring(d))
       elseif d ~= nil then

@@ -103,7 +103,7 @@ function Run:stop(agent, why)
   self.stopped = why
   self.rec.status = "stopped"
   self.rec.error = why
-  raymond.stderr(string.format("raymond: %s%s\n", agent and ("[" .. agent.id .. "] ") or "", why))
+  console.say(string.format("raymond: %s%s\n", agent and ("[" .. agent.id .. "] ") or "", why))
   raymond.mark_dirty()
   raymond.stop()
   self:run_end({ status = "stopped", error = why })
@@ -248,7 +248,7 @@ function Run:finish(crashed, signo)
     return 0
   end
   if rec.status == "interrupted" then
-    raymond.stderr(string.format("raymond: run %s interrupted; continue with: raymond --resume %s\n",
+    console.say(string.format("raymond: run %s interrupted; continue with: raymond --resume %s\n",
       rec.id, rec.id))
     return 130
   end

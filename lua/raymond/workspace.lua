@@ -7,6 +7,8 @@
 --
 --   .raymond/state/<id>.json    the run's state (see raymond.runstate)
 --   .raymond/state/<id>.lock    held (flock) by the process driving the run
+--   .raymond/state/<id>.children/  one file per running child process
+--                               (raymond.leftovers)
 --   .raymond/debug/<id>.record  the debug record (raymond.record)
 --   .raymond/extract/<id>/      an archive workflow's scripts (raymond.scope)
 --
@@ -45,6 +47,7 @@ end
 
 function M.state_path(ws, id) return ws.state_dir .. "/" .. id .. ".json" end
 function M.lock_path(ws, id) return ws.state_dir .. "/" .. id .. ".lock" end
+function M.children_dir(ws, id) return ws.state_dir .. "/" .. id .. ".children" end
 function M.debug_path(ws, id) return ws.debug_root .. "/" .. id .. ".record" end
 function M.extract_path(ws, id) return ws.root .. "/extract/" .. id end
 
@@ -116,6 +119,16 @@ function M.lock(ws, id)
     return nil, string.format("run %s is being driven by another raymond process (lock %s)", id, path)
   end
   return nil, lerr
+end
+
+-- The status to show for a run whose record `rec` was read: one saved as
+-- running whose lock no process holds lost its owner (kill -9, a crash,
+-- a power cut) and is interrupted, as --resume will treat it.
+function M.status(ws, id, rec)
+  if rec.status == "running" and not raymond.lock_held(M.lock_path(ws, id)) then
+    return "interrupted"
+  end
+  return rec.status
 end
 
 -- Give up the run's lock at the end of the process: the lock file goes,

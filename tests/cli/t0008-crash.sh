@@ -125,7 +125,7 @@ test_expect_success 'after kill -9 the state file may lag, --status --json does 
 	test -e ".raymond/state/$(run_id).journal" &&
 	state_json | grep -q "\"input\":\"5\"" &&
 	raymond --status "$(run_id)" | grep -q "main at STEP.sh \[input: \"5\"\]" &&
-	raymond --list | grep -q "$(run_id) *running" &&
+	raymond --list | grep -q "$(run_id) *interrupted" &&
 	raymond --resume "$(run_id)" --quiet >out &&
 	test "$(cat out)" = "finished at 6" &&
 	test ! -e ".raymond/state/$(run_id).journal" &&

@@ -241,5 +241,8 @@ refuse_each("uuid and hash", {
 })
 refuse_each("environ and getcwd", { run = function() return raymond.environ(), raymond.getcwd() end })
 refuse_each("embedded", { run = function() return raymond.embedded("hooks/") end })
+refuse_each("printable", {
+  run = function() return raymond.printable(("\27[2J caf\195\169 \226\130"):rep(500)) end,
+})
 
 assert(raymond.rmtree(DIR))

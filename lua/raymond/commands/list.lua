@@ -12,7 +12,8 @@ M.usage = { "raymond list" }
 M.help = [[
 Lists the runs kept in .raymond/ at the project root, one a line: the id,
 the status (running, completed, failed, stopped, interrupted), when it last
-changed, and the workflow.  A state file that cannot be read shows as
+changed, and the workflow.  A run whose raymond died (kill -9, a crash)
+shows as interrupted.  A state file that cannot be read shows as
 unreadable, with the reason.]]
 
 function M.main(opts)
@@ -25,10 +26,10 @@ function M.main(opts)
   for _, id in ipairs(ids) do
     local run, err = runstate.load(workspace.state_path(ws, id))
     if run then
-      raymond.stdout(string.format("%-40s %-11s %s  %s\n", id, run.status,
+      raymond.stdout(string.format("%-40s %-11s %s  %s\n", id, workspace.status(ws, id, run),
         (run.updated_at or ""):sub(1, 19), run.workflow))
     else
-      raymond.stdout(string.format("%-40s %-11s %s\n", id, "unreadable", err))
+      raymond.stdout(raymond.printable(string.format("%-40s %-11s %s\n", id, "unreadable", err)))
     end
   end
   return 0

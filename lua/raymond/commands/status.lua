@@ -26,7 +26,8 @@ M.help = [[
 Shows the run ID: its workflow, status, steps, the hook files it loads, and
 each agent with the state it is at, the states its <result> returns to and
 its input.  With --json it prints the state file and journal as one record,
-exactly as a resume would read it, for scripts.]]
+exactly as a resume would read it, for scripts.  A run whose raymond died
+(kill -9, a crash) shows as interrupted, not running.]]
 
 function M.main(opts)
   local ws = workspace.new(opts.cwd)
@@ -41,6 +42,7 @@ function M.main(opts)
     console.error(err, nil, "list runs with: raymond --list")
     return 1
   end
+  run.status = workspace.status(ws, id, run)
   if opts.json then
     raymond.stdout(raymond.json_encode(run) .. "\n")
     return 0
@@ -68,7 +70,8 @@ function M.main(opts)
     out[#out + 1] = line
   end
   if run.result then out[#out + 1] = "Result:    " .. run.result end
-  raymond.stdout(table.concat(out, "\n") .. "\n")
+  -- The result and the error may quote a model: shown, not obeyed.
+  raymond.stdout(raymond.printable(table.concat(out, "\n") .. "\n"))
   return 0
 end
 

@@ -1,0 +1,152 @@
+#!/bin/bash
+# After kill -9 of raymond, --resume first stops what the killed raymond's
+# states left running (their process groups are recorded before they
+# start), so no state runs twice at once; a recorded pid that now names an
+# unrelated process is never touched.
+. "$(dirname "$0")/lib.sh"
+
+unset CLAUDECODE
+
+# alive PID: the process exists and is not a zombie.
+alive() { [ -e /proc/$1/stat ] && ! grep -q '^[0-9]* (.*) Z ' /proc/$1/stat; }
+
+# The first attempt of START.sh starts a background child and waits; a
+# later attempt notes any earlier attempt or child still alive, then ends.
+slow_state() {
+	state START.sh <<-\EOS
+	echo "start $$" >>attempts
+	for p in $(sed -n "s/^start //p" attempts) $(cat bg.pid 2>/dev/null); do
+		[ "$p" = $$ ] && continue
+		if [ -e /proc/$p/stat ] && ! grep -q "^[0-9]* (.*) Z " /proc/$p/stat; then
+			echo "overlap $p" >>attempts
+		fi
+	done
+	if ! [ -e once ]; then
+		touch once
+		sleep 1000 &
+		echo $! >bg.pid
+		touch waiting
+		wait
+	fi
+	echo "end $$" >>attempts
+	echo "<result>done</result>"
+	EOS
+}
+
+# Start raymond on wf, wait (up to 60 s) for the state to be waiting, and
+# kill -9 raymond.
+kill_while_waiting() {
+	"$RAYMOND" wf --quiet >out 2>err &
+	pid=$!
+	for _ in $(seq 1 1200); do [ -e waiting ] && break; sleep 0.05; done
+	test -e waiting || { echo "the state never started"; cat err; kill -9 $pid; return 1; }
+	kill -9 $pid
+	wait $pid || :
+}
+
+# Kill what this test started (each attempt leads its process group),
+# and the unrelated process ($other).
+cleanup() {
+	for p in $(sed -n "s/^start //p" attempts) $(cat bg.pid 2>/dev/null) ${other:-}; do
+		alive "$p" && { kill -9 -- -"$p" 2>/dev/null || kill -9 "$p"; }
+	done
+	:
+}
+
+# checked CMD...: run CMD (an && list in a function), then clean up
+# whether it passed or not.
+checked() {
+	if "$@"; then cleanup; else cat err attempts; cleanup; return 1; fi
+}
+
+resumed_once() {
+	test "$(cat out)" = done &&
+	! grep -q overlap attempts &&
+	test "$(grep -c "^end" attempts)" = 1
+}
+
+first() {
+	old=$(sed -n "s/^start //p" attempts) &&
+	alive "$old" &&
+	raymond --resume "$(run_id)" >out 2>err &&
+	grep -q "stopping 2 process(es) the previous raymond of run $(run_id) left running" err &&
+	new=$(sed -n "s/^start //p" attempts | tail -1) &&
+	printf "start %s\nstart %s\nend %s\n" "$old" "$new" "$new" >want &&
+	diff -u want attempts &&
+	! alive "$old" && ! alive "$(cat bg.pid)" &&
+	! ls .raymond/state | grep -q children
+}
+
+test_expect_success 'resume stops the killed run'"'"'s state and its child before running it again' '
+	slow_state &&
+	kill_while_waiting &&
+	checked first
+'
+
+unrelated() {
+	for _ in $(seq 1 1200); do
+		[ "$(ps -o sid= -p "$other" | tr -d " ")" = "$other" ] && break
+		sleep 0.05
+	done &&
+	start=$(sed "s/^.*) //" /proc/$other/stat | cut -d" " -f20) &&
+	f=$(ls -d .raymond/state/*.children/*) &&
+	echo "$other $((start + 1))" >"$f" &&
+	raymond --resume "$(run_id)" --quiet >out 2>err &&
+	alive "$other" &&
+	resumed_once
+}
+
+test_expect_success 'a recorded pid now held by an unrelated process is left alone; the child is found all the same' '
+	slow_state &&
+	kill_while_waiting
+	setsid sleep 1000 </dev/null >/dev/null 2>&1 &
+	other=$!
+	checked unrelated
+'
+
+unwritten() {
+	f=$(ls -d .raymond/state/*.children/*) &&
+	: >"$f" &&
+	raymond --resume "$(run_id)" --quiet >out 2>err &&
+	resumed_once
+}
+
+test_expect_success 'a child whose pid was never written is found through its environment' '
+	slow_state &&
+	kill_while_waiting &&
+	checked unwritten
+'
+
+# A Claude turn is recorded like a script: its CLI (the fake, behind a
+# wrapper that waits on its first call) is stopped before the turn runs
+# again.
+turn() {
+	old=$(sed -n "s/^start //p" attempts) &&
+	alive "$old" &&
+	raymond --resume "$(run_id)" --quiet >out 2>err &&
+	test "$(cat out)" = done &&
+	! alive "$old" &&
+	test "$(grep -c "^start" attempts)" = 2 &&
+	! grep -q overlap attempts
+}
+
+test_expect_success 'a Claude turn the killed raymond left running is stopped before the turn runs again' '
+	mkdir -p fake wf &&
+	cat >claude <<-EOF &&
+	#!/bin/bash
+	echo "start \$\$" >>attempts
+	for p in \$(sed -n "s/^start //p" attempts); do
+		[ "\$p" = \$\$ ] && continue
+		[ -e /proc/\$p/stat ] && ! grep -q "^[0-9]* (.*) Z " /proc/\$p/stat && echo "overlap \$p" >>attempts
+	done
+	if ! [ -e once ]; then touch once waiting; sleep 1000; fi
+	exec "$(dirname "$RAYMOND")/tests/fake-claude" "\$@"
+	EOF
+	chmod +x claude &&
+	export RAYMOND_CLAUDE=$PWD/claude FAKE_CLAUDE_DIR=$PWD/fake &&
+	printf "go\nMOCK: reply <result>done</result>\n" >wf/START.md &&
+	kill_while_waiting &&
+	checked turn
+'
+
+test_done
