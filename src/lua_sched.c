@@ -70,6 +70,7 @@
 
 #define TAIL_MAX 4096
 #define CAPTURE_MAX (64 * 1024 * 1024)
+#define LINE_MAX_DEFAULT (8 * 1024 * 1024)
 
 static const char JOB[] = "raymond.job";
 
@@ -101,6 +102,10 @@ struct ray_job {
 	int lines_ref;		/* function called per stdout line, or LUA_NOREF */
 	struct ray_buf line;	/* the stdout line being assembled */
 	int lines_failed;	/* the line function raised; no more calls */
+	size_t lines_max;	/* the longest line handed on, in bytes */
+	int line_too_long;	/* a longer one came: no more calls, killed */
+	struct ray_proc *proc;	/* while it runs, for that kill */
+	int input_ref;		/* the string for stdin, or LUA_NOREF */
 };
 
 struct ray_host *
@@ -346,18 +351,39 @@ call_line(struct ray_job *j, const char *s, size_t n)
 }
 
 /*
+ * A line longer than lines_max: the line function gets no more lines, the
+ * command is killed (what follows could not be understood anyway), and the
+ * result says line_too_long.
+ */
+static void
+line_overflow(struct ray_job *j)
+{
+	j->line_too_long = 1;
+	j->lines_failed = 1;
+	ray_buf_release(&j->line);
+	if (j->proc != NULL)
+		ray_proc_kill(j->proc);
+}
+
+/*
  * Split output into lines.  Complete lines inside the chunk are handed on
  * straight from it; only a trailing partial line is copied, so memory is
- * bounded by the longest line.
+ * bounded by lines_max.
  */
 static void
 feed_lines(struct ray_job *j, const char *data, size_t len)
 {
 	const char *nl;
 
+	if (j->line_too_long)
+		return;
 	while ((nl = memchr(data, '\n', len)) != NULL) {
 		size_t n = (size_t)(nl - data);
 
+		if (j->line.len + n > j->lines_max) {
+			line_overflow(j);
+			return;
+		}
 		if (j->line.len > 0) {
 			ray_buf_add(&j->line, data, n);
 			call_line(j, j->line.data, j->line.len);
@@ -368,7 +394,9 @@ feed_lines(struct ray_job *j, const char *data, size_t len)
 		data += n + 1;
 		len -= n + 1;
 	}
-	if (len > 0)
+	if (j->line.len + len > j->lines_max)
+		line_overflow(j);
+	else if (len > 0)
 		ray_buf_add(&j->line, data, len);
 }
 
@@ -451,6 +479,8 @@ push_result(lua_State *L, struct ray_job *j)
 		lua_setfield(L, -2, "killed");
 		lua_pushnumber(L, (double)res->duration_ns / 1e9);
 		lua_setfield(L, -2, "duration");
+		lua_pushboolean(L, j->line_too_long);
+		lua_setfield(L, -2, "line_too_long");
 	} else if (!j->spawn_error) {
 		lua_pushboolean(L, 1);	/* stopped before it started */
 		lua_setfield(L, -2, "killed");
@@ -502,6 +532,8 @@ job_release(lua_State *L, struct ray_job *j)
 	ray_buf_release(&j->err_all);
 	luaL_unref(L, LUA_REGISTRYINDEX, j->lines_ref);
 	j->lines_ref = LUA_NOREF;
+	luaL_unref(L, LUA_REGISTRYINDEX, j->input_ref);
+	j->input_ref = LUA_NOREF;
 	free(j->spawn_error);
 	j->spawn_error = NULL;
 }
@@ -523,7 +555,7 @@ job_complete(struct ray_job *j, const struct ray_proc_result *res)
 {
 	if (j->print_open)
 		on_print(j, "", 0, 1);
-	if (j->lines_ref != LUA_NOREF && j->line.len > 0)
+	if (j->lines_ref != LUA_NOREF && j->line.len > 0 && !j->line_too_long)
 		call_line(j, j->line.data, j->line.len);
 	if (res) {
 		j->result = *res;
@@ -539,6 +571,7 @@ on_done(void *ud, const struct ray_proc_result *res)
 	struct ray_host *h = j->h;
 
 	h->running--;
+	j->proc = NULL;
 	job_complete(j, res);
 	schedule(h);
 }
@@ -556,11 +589,20 @@ launch(struct ray_host *h, struct ray_job *j)
 	o.env = j->env;
 	o.cwd = j->cwd;
 	o.timeout_ms = j->timeout_ms;
+	o.input = NULL;
+	o.input_len = 0;
+	/* The registry reference keeps the string alive; proc.c copies it. */
+	if (j->input_ref != LUA_NOREF) {
+		lua_rawgeti(h->L, LUA_REGISTRYINDEX, j->input_ref);
+		o.input = lua_tolstring(h->L, -1, &o.input_len);
+		lua_pop(h->L, 1);
+	}
 	if (ray_proc_spawn(h->loop, &o, &job_ops, j, &p, &err) < 0) {
 		j->spawn_error = xstrdup(err.msg);
 		job_complete(j, NULL);
 		return;
 	}
+	j->proc = p;
 	h->running++;
 }
 
@@ -649,9 +691,12 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
 }
 
 /*
- * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, lines=, capture=,
- * record=, record_step=} runs a command and returns its result table when
- * it ends.  Must be called from a coroutine started by raymond.go.
+ * raymond.spawn{argv=, env=, cwd=, timeout=, input=, tags=, lines=,
+ * lines_max=, capture=, record=, record_step=} runs a command and returns its result
+ * table when it ends.  `input`, a string, is written to the command's stdin
+ * (which is /dev/null without it).  `lines_max` caps the length of a line
+ * for `lines` (default 8 MiB): a longer line kills the command, and the
+ * result says line_too_long.  Must be called from a coroutine started by raymond.go.
  * `lines`, a function, is called with each line of stdout as it completes;
  * `capture` keeps all of stdout and stderr (up to 64 MiB each); `record`,
  * a debug record (lua_record.c), gets each chunk of stdout and stderr as
@@ -674,6 +719,7 @@ api_spawn(lua_State *L)
 	j->h = h;
 	j->record_ref = LUA_NOREF;
 	j->lines_ref = LUA_NOREF;
+	j->input_ref = LUA_NOREF;
 	luaL_setmetatable(L, JOB);	/* from now on __gc frees what j holds */
 
 	lua_getfield(L, 1, "argv");
@@ -703,11 +749,19 @@ api_spawn(lua_State *L)
 	lua_getfield(L, 1, "capture");
 	j->capture = lua_toboolean(L, -1);
 	lua_pop(L, 1);
+	if (lua_getfield(L, 1, "input") == LUA_TSTRING)
+		j->input_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	else
+		lua_pop(L, 1);
 	lua_getfield(L, 1, "lines");
 	if (lua_isfunction(L, -1))
 		j->lines_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	else
 		lua_pop(L, 1);
+	lua_getfield(L, 1, "lines_max");
+	j->lines_max = lua_tointeger(L, -1) > 0 ?
+	    (size_t)lua_tointeger(L, -1) : LINE_MAX_DEFAULT;
+	lua_pop(L, 1);
 	if (lua_getfield(L, 1, "record") != LUA_TNIL) {
 		j->record = ray__record_slot(L, -1);
 		j->record_ref = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -56,10 +56,10 @@ T.test("API errors: transient ones are retried, authentication is fatal", functi
     "in_use", "session in use")
 end)
 
-T.test("the argv: permissions, model, effort, session flags, budget, -- before the prompt", function()
-  local a = claude.argv({ claude = "claude", prompt = "-p looks like a flag", model = "haiku", effort = "low",
+T.test("the argv: permissions, model, effort, session flags, budget, -- and no prompt (it goes on stdin)", function()
+  local a = claude.argv({ claude = "claude", model = "haiku", effort = "low",
     session = { mode = "branch", from = "A", id = "B" }, max_budget_usd = 1.5 })
   T.eq(table.concat(a, " "), "claude -p --output-format stream-json --verbose --permission-mode acceptEdits "
     .. "--model haiku --effort low --resume A --fork-session --session-id B --max-budget-usd 1.5000 "
-    .. "--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit -- -p looks like a flag")
+    .. "--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit --")
 end)

@@ -14,6 +14,10 @@ local M = {}
 
 local STDERR_LINES = 10
 
+-- Linux refuses to start a program when one environment string ("K=V"
+-- and its NUL) is longer than this (MAX_ARG_STRLEN, 32 pages).
+M.ENV_STRING_MAX = 131072
+
 -- What a script sees besides raymond's own environment.
 local function script_env(run, agent, file)
   local env = {}
@@ -54,7 +58,20 @@ local function failure(run, res)
   return nil
 end
 
+-- The payload reaches a script in its environment, so it must fit there.
+local function too_big(agent)
+  local n = agent.input and #agent.input or 0
+  if #"RAYMOND_RESULT=" + n + 1 <= M.ENV_STRING_MAX then return nil end
+  return states.error(string.format("the payload for this script is %d bytes, more than an environment "
+    .. "variable can hold (RAYMOND_INPUT and RAYMOND_RESULT: at most %d bytes on Linux)", n,
+    M.ENV_STRING_MAX - #"RAYMOND_RESULT=" - 1), nil,
+    "hand large data over in a file and pass its path as the payload, or make the state that receives it "
+    .. "a markdown state (a prompt of any size works)")
+end
+
 function M.run(run, agent)
+  local big = too_big(agent)
+  if big then return big end
   local pre = hook_outcome(run:decide("PreState", agent, { kind = "script" }), "blocked by ")
   if pre then return pre end
   local file, serr = run.scope:script(agent.state)
