@@ -5,14 +5,8 @@
 # that cannot succeed are not retried.
 . "$(dirname "$0")/lib.sh"
 
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 export RAYMOND_RETRY_DELAY=0.05 RAYMOND_LIMIT_MARGIN=0
 unset CLAUDECODE IS_SANDBOX
-
-use_fake() {
-	mkdir -p fake &&
-	export RAYMOND_CLAUDE="$FAKE" FAKE_CLAUDE_DIR=$PWD/fake
-}
 
 # calls N: the fake reached the model exactly N times.
 calls() {

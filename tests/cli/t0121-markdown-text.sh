@@ -5,17 +5,11 @@
 # 100,000 spaces in a reply take milliseconds.
 . "$(dirname "$0")/lib.sh"
 
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 export RAYMOND_RETRY_DELAY=0.05
 unset CLAUDECODE
 
-use_fake() {
-	mkdir -p fake &&
-	export RAYMOND_CLAUDE="$FAKE" FAKE_CLAUDE_DIR=$PWD/fake
-}
-
 # within SECONDS CMD...: CMD ends within SECONDS (a wide ceiling: the work
-# takes milliseconds, and took minutes when it was quadratic).
+# takes milliseconds; quadratic code would take minutes).
 within() {
 	limit=$1; shift
 	t0=$(date +%s)
