@@ -5,7 +5,8 @@
  * bytes arrive.  Its stdin is /dev/null, or, when opts.input is given, a
  * pipe that the loop fills with those bytes and then closes, so the input
  * may be of any size (argv and environment strings are limited to 128 KiB
- * each by Linux) without blocking raymond.  The child gets a session, and
+ * each by Linux) without blocking raymond.  The host must ignore SIGPIPE,
+ * as a command may exit without reading its input.  The child gets a session, and
  * so a process group, of its own, so a kill reaches the command and
  * everything it started, and a Ctrl-C in the terminal reaches only
  * raymond, which forwards it.  It starts with every signal at its default
