@@ -314,7 +314,8 @@ on_print(void *ud, const char *text, size_t len, int end)
 /*
  * Hand one line (without its newline or a CR before it) to the job's line
  * function, which runs on the main Lua thread while the job's coroutine
- * waits.  A line function that raises is an internal error.
+ * waits; its second argument is true for a last line that had no newline
+ * (output cut short).  A line function that raises is an internal error.
  */
 static int
 call_line_protected(lua_State *L)
@@ -322,15 +323,17 @@ call_line_protected(lua_State *L)
 	struct ray_job *j = lua_touserdata(L, 1);
 	const char *s = lua_touserdata(L, 2);
 	size_t n = (size_t)lua_tointeger(L, 3);
+	int unterminated = lua_toboolean(L, 4);
 
 	lua_rawgeti(L, LUA_REGISTRYINDEX, j->lines_ref);
 	lua_pushlstring(L, s, n);
-	lua_call(L, 1, 0);
+	lua_pushboolean(L, unterminated);
+	lua_call(L, 2, 0);
 	return 0;
 }
 
 static void
-call_line(struct ray_job *j, const char *s, size_t n)
+call_line(struct ray_job *j, const char *s, size_t n, int unterminated)
 {
 	lua_State *L = j->h->L;
 
@@ -343,7 +346,8 @@ call_line(struct ray_job *j, const char *s, size_t n)
 	lua_pushlightuserdata(L, j);
 	lua_pushlightuserdata(L, (void *)s);
 	lua_pushinteger(L, (lua_Integer)n);
-	if (ray__pcall(L, 3, 0) != LUA_OK) {
+	lua_pushboolean(L, unterminated);
+	if (ray__pcall(L, 4, 0) != LUA_OK) {
 		j->lines_failed = 1;
 		crash(j->h, lua_tostring(L, -1));
 		lua_pop(L, 1);
@@ -386,10 +390,10 @@ feed_lines(struct ray_job *j, const char *data, size_t len)
 		}
 		if (j->line.len > 0) {
 			ray_buf_add(&j->line, data, n);
-			call_line(j, j->line.data, j->line.len);
+			call_line(j, j->line.data, j->line.len, 0);
 			ray_buf_reset(&j->line);
 		} else {
-			call_line(j, data, n);
+			call_line(j, data, n, 0);
 		}
 		data += n + 1;
 		len -= n + 1;
@@ -556,7 +560,7 @@ job_complete(struct ray_job *j, const struct ray_proc_result *res)
 	if (j->print_open)
 		on_print(j, "", 0, 1);
 	if (j->lines_ref != LUA_NOREF && j->line.len > 0 && !j->line_too_long)
-		call_line(j, j->line.data, j->line.len);
+		call_line(j, j->line.data, j->line.len, 1);
 	if (res) {
 		j->result = *res;
 		j->has_result = 1;

@@ -77,11 +77,14 @@ end
 -- turn.
 function M.reader(on_text)
   local st = { cost = 0, bad_lines = 0 }
-  st.line = function(line)
+  st.line = function(line, unterminated)
     if line == "" then return end
     local ok, obj = pcall(cjson.decode, line)
     if not ok or type(obj) ~= "table" then
       st.bad_lines = st.bad_lines + 1
+      -- The CLI exited in the middle of writing a line (seen with the
+      -- real CLI and replies of a few MB on a pipe).
+      if unterminated then st.cut_short = #line end
       return
     end
     if type(obj.session_id) == "string" and obj.session_id ~= "" then st.session = obj.session_id end
@@ -208,6 +211,10 @@ function M.outcome(res, st)
     return out
   end
   local why = st.result or st.errors or out.stderr:match("[^\n]+")
+  if not why and st.cut_short then
+    why = string.format("the Claude Code CLI's output ended in the middle of a stream-json line "
+      .. "(after %d bytes of it), without a result", st.cut_short)
+  end
   if not why then
     why = res.exit == 0 and "the Claude Code CLI ended without a result"
       or ("the Claude Code CLI ended with " .. (res.signal and ("signal " .. res.signal) or ("exit status " .. tostring(res.exit))))

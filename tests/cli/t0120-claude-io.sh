@@ -108,6 +108,20 @@ test_expect_success 'a stream-json line over the 8 MiB cap fails the state at on
 	fi
 '
 
+test_expect_success 'output cut off in the middle of a line is named as such' '
+	cat >cut-claude <<-\EOS &&
+	#!/bin/sh
+	echo "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}"
+	printf "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"xxxx"
+	EOS
+	chmod +x cut-claude &&
+	state START.md <<-\EOS &&
+	hi
+	EOS
+	run_fails wf --claude ./cut-claude &&
+	has "Claude Code failed 3 times: the Claude Code CLI'"'"'s output ended in the middle of a stream-json line (after 69 bytes of it), without a result" <err
+'
+
 test_expect_success 'the CLI refusing --dangerously-skip-permissions as root is not retried' '
 	if [ "$(id -u)" != 0 ]; then echo "not root: nothing to refuse"; exit 0; fi &&
 	use_fake &&

@@ -46,3 +46,13 @@ T.test("a command whose lines fit is not marked", function()
   T.eq(fine.line_too_long, false)
   T.eq(fine.exit, 0)
 end)
+
+local got = {}
+raymond.spawn({ argv = { "printf", "a\\nb" }, lines = function(l, unterminated) got[#got + 1] = { l, unterminated } end })
+T.test("a last line without a newline is handed on, marked unterminated", function()
+  T.eq(#got, 2)
+  T.eq(got[1][1], "a")
+  T.eq(got[1][2], false)
+  T.eq(got[2][1], "b")
+  T.eq(got[2][2], true)
+end)
