@@ -183,7 +183,8 @@ function M.outcome(res, st)
     end
   end
   local all = text .. "\n" .. (st.errors or "") .. "\n" .. out.stderr
-  if st.limit_reset or (st.is_error and is_limit_text(st.result)) then
+  local succeeded = res.exit == 0 and st.got_result and not st.is_error
+  if (st.limit_reset and not succeeded) or (st.is_error and is_limit_text(st.result)) then
     out.kind = "limit"
     out.reset = type(st.limit_reset) == "number" and st.limit_reset or M.parse_reset(all, raymond.now())
     out.msg = st.result or "usage limit reached"
