@@ -45,7 +45,8 @@ local refusals = {
       .. "(inside a container or sandbox, set IS_SANDBOX=1)" },
   { "error: unknown option", "the Claude Code CLI is older or newer than raymond expects; "
       .. "install a current one (npm install -g @anthropic-ai/claude-code)" },
-  { "error: option '", "check --model and --effort (in the command line and the frontmatter)" },
+  { "error: option '", "an option raymond gave the Claude Code CLI has a value it does not accept; check the "
+      .. "model and effort (command line and frontmatter) and the CLI's version" },
   { "error: too many arguments", nil },
 }
 

@@ -143,21 +143,26 @@ test_expect_success 'the CLI refusing --dangerously-skip-permissions as root is 
 	grep -qx never out
 '
 
-test_expect_success 'an option the CLI does not know is not retried' '
-	use_fake &&
+test_expect_success 'an option the CLI does not know, or a value it does not accept, is not retried' '
 	cat >claude-wrapper <<-EOS &&
 	#!/bin/sh
 	echo run >>"$PWD/runs"
-	exec "$FAKE" --bogus-flag "\$@"
+	exec "$FAKE" \$EXTRA "\$@"
 	EOS
 	chmod +x claude-wrapper &&
 	state START.md <<-\EOS &&
 	MOCK: reply <result>never</result>
 	EOS
-	RAYMOND_CLAUDE=$PWD/claude-wrapper run_fails wf &&
+	EXTRA=--bogus-flag RAYMOND_CLAUDE=$PWD/claude-wrapper run_fails wf &&
 	has "raymond: error: wf/START.md (agent main): the Claude Code CLI refused to start: error: unknown option '"'"'--bogus-flag'"'"'" <err &&
+	has "hint: the Claude Code CLI is older or newer than raymond expects; install a current one (npm install -g @anthropic-ai/claude-code)" <err &&
 	lacks retrying <err &&
-	test "$(wc -l <runs)" -eq 1
+	test "$(wc -l <runs)" -eq 1 &&
+	EXTRA=--output-format=bogus RAYMOND_CLAUDE=$PWD/claude-wrapper run_fails wf &&
+	has "the Claude Code CLI refused to start: error: option '"'"'--output-format <format>'"'"' argument '"'"'bogus'"'"' is invalid. Allowed choices are text, json, stream-json." <err &&
+	has "hint: an option raymond gave the Claude Code CLI has a value it does not accept; check the model and effort (command line and frontmatter) and the CLI'"'"'s version" <err &&
+	lacks retrying <err &&
+	test "$(wc -l <runs)" -eq 2
 '
 
 test_done
