@@ -58,15 +58,17 @@ static const char driver[] =
 "end\n"
 "return M\n";
 
-/* reader.line(s) for one line, as call_line() in lua_sched.c does it. */
+/* reader.line(s, unterminated) for one line, as call_line() in
+ * lua_sched.c does it. */
 static void
-line(lua_State *L, int reader, const char *s, size_t n)
+line(lua_State *L, int reader, const char *s, size_t n, int unterminated)
 {
 	if (n > 0 && s[n - 1] == '\r')
 		n--;
 	lua_getfield(L, reader, "line");
 	lua_pushlstring(L, s, n);
-	if (ray__pcall(L, 1, 0) != LUA_OK)
+	lua_pushboolean(L, unterminated);
+	if (ray__pcall(L, 2, 0) != LUA_OK)
 		luafuzz_fail(L, "reader.line");
 }
 
@@ -86,12 +88,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		luafuzz_fail(L, "claude.reader");
 	reader = lua_gettop(L);
 	while ((nl = memchr(s, '\n', size)) != NULL) {
-		line(L, reader, s, (size_t)(nl - s));
+		line(L, reader, s, (size_t)(nl - s), 0);
 		size -= (size_t)(nl - s) + 1;
 		s = nl + 1;
 	}
 	if (size > 0)
-		line(L, reader, s, size);
+		line(L, reader, s, size, 1);
 	lua_getfield(L, -2, "outcome");
 	lua_pushvalue(L, reader);
 	if (ray__pcall(L, 1, 0) != LUA_OK)

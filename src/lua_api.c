@@ -128,22 +128,59 @@ free_tagparse(void *p)
 	ray_tagparse_free(p);
 }
 
-/* raymond.parse_tags(text) -> tags | nil, message */
+/* The <print> text of a parse, each print ended by a newline as on stdout. */
+struct printed {
+	luaL_Buffer b;
+	int open;	/* the current print has text */
+	char last;
+};
+
+static void
+collect_print(void *ud, const char *text, size_t len, int end)
+{
+	struct printed *pr = ud;
+
+	if (end) {
+		if (pr->open && pr->last != '\n')
+			luaL_addchar(&pr->b, '\n');
+		pr->open = 0;
+		return;
+	}
+	if (len == 0)
+		return;
+	luaL_addlstring(&pr->b, text, len);
+	pr->open = 1;
+	pr->last = text[len - 1];
+}
+
+/*
+ * raymond.parse_tags(text) -> tags, printed | nil, message.  `printed` is
+ * the text of its <print> tags as a script's would reach stdout.  The
+ * buffer is only added to while the parser runs, so the stack stays as
+ * luaL_Buffer needs it.
+ */
 static int
 api_parse_tags(lua_State *L)
 {
 	size_t len;
 	const char *text = luaL_checklstring(L, 1, &len);
 	struct box *b = box_push(L, free_tagparse);
-	struct ray_tagparse *tp = ray_tagparse_new(NULL, NULL);
+	struct printed pr;
+	struct ray_tagparse *tp;
 	struct ray_err err;
 
+	pr.open = 0;
+	pr.last = '\0';
+	luaL_buffinit(L, &pr.b);
+	tp = ray_tagparse_new(collect_print, &pr);
 	b->p = tp;
 	if (ray_tagparse_feed(tp, text, len, &err) < 0 ||
 	    ray_tagparse_finish(tp, &err) < 0)
 		return fail(L, "%s", err.msg);
+	luaL_pushresult(&pr.b);
 	ray__push_tags(L, tp);
-	return 1;
+	lua_insert(L, -2);
+	return 2;
 }
 
 /* raymond.json_encode(value) -> text | nil, message (see json.h) */

@@ -71,6 +71,7 @@
 
 #define TAIL_MAX 4096
 #define CAPTURE_MAX (64 * 1024 * 1024)
+#define LINE_MAX_DEFAULT (8 * 1024 * 1024)
 
 static const char JOB[] = "raymond.job";
 
@@ -104,6 +105,10 @@ struct ray_job {
 	struct ray_buf line;	/* the stdout line being assembled */
 	int lines_failed;	/* the line function raised; no more calls */
 	char *group_file;	/* where the command's group is recorded */
+	size_t lines_max;	/* the longest line handed on, in bytes */
+	int line_too_long;	/* a longer one came: no more calls, killed */
+	struct ray_proc *proc;	/* while it runs, for that kill */
+	int input_ref;		/* the string for stdin, or LUA_NOREF */
 };
 
 struct ray_host *
@@ -327,7 +332,8 @@ on_print(void *ud, const char *text, size_t len, int end)
 /*
  * Hand one line (without its newline or a CR before it) to the job's line
  * function, which runs on the main Lua thread while the job's coroutine
- * waits.  A line function that raises is an internal error.
+ * waits; its second argument is true for a last line that had no newline
+ * (output cut short).  A line function that raises is an internal error.
  */
 static int
 call_line_protected(lua_State *L)
@@ -335,15 +341,17 @@ call_line_protected(lua_State *L)
 	struct ray_job *j = lua_touserdata(L, 1);
 	const char *s = lua_touserdata(L, 2);
 	size_t n = (size_t)lua_tointeger(L, 3);
+	int unterminated = lua_toboolean(L, 4);
 
 	lua_rawgeti(L, LUA_REGISTRYINDEX, j->lines_ref);
 	lua_pushlstring(L, s, n);
-	lua_call(L, 1, 0);
+	lua_pushboolean(L, unterminated);
+	lua_call(L, 2, 0);
 	return 0;
 }
 
 static void
-call_line(struct ray_job *j, const char *s, size_t n)
+call_line(struct ray_job *j, const char *s, size_t n, int unterminated)
 {
 	lua_State *L = j->h->L;
 
@@ -356,7 +364,8 @@ call_line(struct ray_job *j, const char *s, size_t n)
 	lua_pushlightuserdata(L, j);
 	lua_pushlightuserdata(L, (void *)s);
 	lua_pushinteger(L, (lua_Integer)n);
-	if (ray__pcall(L, 3, 0) != LUA_OK) {
+	lua_pushboolean(L, unterminated);
+	if (ray__pcall(L, 4, 0) != LUA_OK) {
 		j->lines_failed = 1;
 		crash(j->h, lua_tostring(L, -1));
 		lua_pop(L, 1);
@@ -364,29 +373,52 @@ call_line(struct ray_job *j, const char *s, size_t n)
 }
 
 /*
+ * A line longer than lines_max: the line function gets no more lines, the
+ * command is killed (what follows could not be understood anyway), and the
+ * result says line_too_long.
+ */
+static void
+line_overflow(struct ray_job *j)
+{
+	j->line_too_long = 1;
+	j->lines_failed = 1;
+	ray_buf_release(&j->line);
+	if (j->proc != NULL)
+		ray_proc_kill(j->proc);
+}
+
+/*
  * Split output into lines.  Complete lines inside the chunk are handed on
  * straight from it; only a trailing partial line is copied, so memory is
- * bounded by the longest line.
+ * bounded by lines_max.
  */
 static void
 feed_lines(struct ray_job *j, const char *data, size_t len)
 {
 	const char *nl;
 
+	if (j->line_too_long)
+		return;
 	while ((nl = memchr(data, '\n', len)) != NULL) {
 		size_t n = (size_t)(nl - data);
 
+		if (j->line.len + n > j->lines_max) {
+			line_overflow(j);
+			return;
+		}
 		if (j->line.len > 0) {
 			ray_buf_add(&j->line, data, n);
-			call_line(j, j->line.data, j->line.len);
+			call_line(j, j->line.data, j->line.len, 0);
 			ray_buf_reset(&j->line);
 		} else {
-			call_line(j, data, n);
+			call_line(j, data, n, 0);
 		}
 		data += n + 1;
 		len -= n + 1;
 	}
-	if (len > 0)
+	if (j->line.len + len > j->lines_max)
+		line_overflow(j);
+	else if (len > 0)
 		ray_buf_add(&j->line, data, len);
 }
 
@@ -469,6 +501,8 @@ push_result(lua_State *L, struct ray_job *j)
 		lua_setfield(L, -2, "killed");
 		lua_pushnumber(L, (double)res->duration_ns / 1e9);
 		lua_setfield(L, -2, "duration");
+		lua_pushboolean(L, j->line_too_long);
+		lua_setfield(L, -2, "line_too_long");
 	} else if (!j->spawn_error) {
 		lua_pushboolean(L, 1);	/* stopped before it started */
 		lua_setfield(L, -2, "killed");
@@ -520,6 +554,8 @@ job_release(lua_State *L, struct ray_job *j)
 	ray_buf_release(&j->err_all);
 	luaL_unref(L, LUA_REGISTRYINDEX, j->lines_ref);
 	j->lines_ref = LUA_NOREF;
+	luaL_unref(L, LUA_REGISTRYINDEX, j->input_ref);
+	j->input_ref = LUA_NOREF;
 	free(j->spawn_error);
 	j->spawn_error = NULL;
 	free(j->group_file);
@@ -543,8 +579,8 @@ job_complete(struct ray_job *j, const struct ray_proc_result *res)
 {
 	if (j->print_open)
 		on_print(j, "", 0, 1);
-	if (j->lines_ref != LUA_NOREF && j->line.len > 0)
-		call_line(j, j->line.data, j->line.len);
+	if (j->lines_ref != LUA_NOREF && j->line.len > 0 && !j->line_too_long)
+		call_line(j, j->line.data, j->line.len, 1);
 	if (res) {
 		j->result = *res;
 		j->has_result = 1;
@@ -562,6 +598,7 @@ on_done(void *ud, const struct ray_proc_result *res)
 	/* The group is gone (proc.c killed what was left of it). */
 	if (j->group_file != NULL)
 		unlink(j->group_file);
+	j->proc = NULL;
 	job_complete(j, res);
 	schedule(h);
 }
@@ -627,6 +664,14 @@ launch(struct ray_host *h, struct ray_job *j)
 	o.env = j->env;
 	o.cwd = j->cwd;
 	o.timeout_ms = j->timeout_ms;
+	o.input = NULL;
+	o.input_len = 0;
+	/* The registry reference keeps the string alive; proc.c copies it. */
+	if (j->input_ref != LUA_NOREF) {
+		lua_rawgeti(h->L, LUA_REGISTRYINDEX, j->input_ref);
+		o.input = lua_tolstring(h->L, -1, &o.input_len);
+		lua_pop(h->L, 1);
+	}
 	if (ray_proc_spawn(h->loop, &o, &job_ops, j, &p, &err) < 0) {
 		if (gfd >= 0) {
 			close(gfd);
@@ -638,6 +683,7 @@ launch(struct ray_host *h, struct ray_job *j)
 	}
 	if (gfd >= 0)
 		group_file_write(gfd, p);
+	j->proc = p;
 	h->running++;
 }
 
@@ -726,11 +772,15 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
 }
 
 /*
- * raymond.spawn{argv=, env=, cwd=, timeout=, tags=, lines=, capture=,
- * record=, record_step=, group_file=} runs a command and returns its result
- * table when it ends.  Must be called from a coroutine started by
- * raymond.go.  `group_file` names the file that records the command's
- * process group from before it starts until it is gone (group_file_open).
+ * raymond.spawn{argv=, env=, cwd=, timeout=, input=, tags=, lines=,
+ * lines_max=, capture=, record=, record_step=, group_file=} runs a
+ * command and returns its result table when it ends.  Must be called
+ * from a coroutine started by raymond.go.  `input`, a string, is written
+ * to the command's stdin (which is /dev/null without it).  `lines_max`
+ * caps the length of a line for `lines` (default 8 MiB): a longer line
+ * kills the command, and the result says line_too_long.  `group_file`
+ * names the file that records the command's process group from before
+ * it starts until it is gone (group_file_open).
  * `lines`, a function, is called with each line of stdout as it completes;
  * `capture` keeps all of stdout and stderr (up to 64 MiB each); `record`,
  * a debug record (lua_record.c), gets each chunk of stdout and stderr as
@@ -753,6 +803,7 @@ api_spawn(lua_State *L)
 	j->h = h;
 	j->record_ref = LUA_NOREF;
 	j->lines_ref = LUA_NOREF;
+	j->input_ref = LUA_NOREF;
 	luaL_setmetatable(L, JOB);	/* from now on __gc frees what j holds */
 
 	lua_getfield(L, 1, "argv");
@@ -782,11 +833,19 @@ api_spawn(lua_State *L)
 	lua_getfield(L, 1, "capture");
 	j->capture = lua_toboolean(L, -1);
 	lua_pop(L, 1);
+	if (lua_getfield(L, 1, "input") == LUA_TSTRING)
+		j->input_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	else
+		lua_pop(L, 1);
 	lua_getfield(L, 1, "lines");
 	if (lua_isfunction(L, -1))
 		j->lines_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	else
 		lua_pop(L, 1);
+	lua_getfield(L, 1, "lines_max");
+	j->lines_max = lua_tointeger(L, -1) > 0 ?
+	    (size_t)lua_tointeger(L, -1) : LINE_MAX_DEFAULT;
+	lua_pop(L, 1);
 	if (lua_getfield(L, 1, "record") != LUA_TNIL) {
 		j->record = ray__record_slot(L, -1);
 		j->record_ref = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -7,7 +7,10 @@
  * Its exit is watched through a pidfd polled on the loop; nothing else in
  * raymond reaps children, so the pid stays ours until we wait for it.
  *
- * Each proc owns four handles: the exit poll, two pipes and one timer.
+ * Each proc owns four handles: the exit poll, two pipes and one timer;
+ * a fifth, the stdin pipe, when it was given input.  That pipe is written
+ * with one uv_write of a private copy of the input and closed when the
+ * write ends (a child that exits unread cancels it).
  * The timer serves three purposes in turn, recorded in `tmode`:
  *
  *	spawn ──> WATCH ──(no output for timeout)──> GRACE ──(1 s)──> SIGKILL
@@ -47,6 +50,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -71,6 +75,9 @@ struct ray_proc {
 	uv_poll_t exitw;	/* the pidfd: readable once the child exits */
 	uv_pipe_t out;
 	uv_pipe_t err;
+	uv_pipe_t in;		/* stdin, when there is input */
+	uv_write_t in_req;
+	char *input;		/* the bytes being written to `in` */
 	uv_timer_t timer;
 	enum tmode tmode;
 	int open_handles;
@@ -127,6 +134,7 @@ on_close(uv_handle_t *h)
 		unlink_live(p);
 		p->ops->done(p->ud, &p->res);
 	}
+	free(p->input);
 	free(p);
 }
 
@@ -136,6 +144,7 @@ close_all(struct ray_proc *p)
 	uv_handle_t *hs[] = {
 		(uv_handle_t *)&p->exitw, (uv_handle_t *)&p->out,
 		(uv_handle_t *)&p->err, (uv_handle_t *)&p->timer,
+		(uv_handle_t *)&p->in,
 	};
 	size_t i;
 
@@ -399,14 +408,14 @@ forget_program(const char *prog)
 }
 
 /*
- * Start the command with stdin from /dev/null, stdout and stderr on the
- * given pipe ends, in a session (and so a process group) of its own, with
+ * Start the command with stdin from inr (or /dev/null when it is -1),
+ * stdout and stderr on the given pipe ends, in a session (and so a process group) of its own, with
  * every signal at its default and none blocked: what a shell would give
  * it, whatever raymond ignores or blocks itself.
  */
 static int
-start(struct ray_proc *p, const struct ray_proc_opts *opts, int outw,
-    int errw)
+start(struct ray_proc *p, const struct ray_proc_opts *opts, int inr,
+    int outw, int errw)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -421,7 +430,11 @@ start(struct ray_proc *p, const struct ray_proc_opts *opts, int outw,
 	if (prog == NULL)
 		return -errno;
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (inr >= 0)
+		posix_spawn_file_actions_adddup2(&fa, inr, 0);
+	else
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
+		    0);
 	posix_spawn_file_actions_adddup2(&fa, outw, 1);
 	posix_spawn_file_actions_adddup2(&fa, errw, 2);
 	if (opts->cwd != NULL)
@@ -495,13 +508,56 @@ fail:
 	return r;
 }
 
+/* The input is written, or the write failed or was cancelled. */
+static void
+on_input_written(uv_write_t *req, int status)
+{
+	struct ray_proc *p = req->data;
+
+	UNUSED(status);
+	free(p->input);
+	p->input = NULL;
+	if (!uv_is_closing((uv_handle_t *)&p->in))
+		uv_close((uv_handle_t *)&p->in, on_close);
+}
+
+/*
+ * Hand the write end of the stdin pipe to the loop and start writing the
+ * input; with no bytes to write it is simply closed (end of file).
+ */
+static int
+feed_input(uv_loop_t *loop, struct ray_proc *p,
+    const struct ray_proc_opts *opts, int inw)
+{
+	uv_buf_t b;
+	int r;
+
+	if (opts->input_len == 0 || opts->input_len > UINT_MAX) {
+		close(inw);
+		return opts->input_len == 0 ? 0 : UV_E2BIG;
+	}
+	uv_pipe_init(loop, &p->in, 0);
+	p->in.data = p;
+	p->open_handles++;
+	if ((r = uv_pipe_open(&p->in, inw)) < 0) {
+		close(inw);
+		return r;
+	}
+	p->input = xmalloc(opts->input_len);
+	memcpy(p->input, opts->input, opts->input_len);
+	b = uv_buf_init(p->input, (unsigned int)opts->input_len);
+	p->in_req.data = p;
+	return uv_write(&p->in_req, (uv_stream_t *)&p->in, &b, 1,
+	    on_input_written);
+}
+
 int
 ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
     const struct ray_proc_ops *ops, void *ud, struct ray_proc **out,
     struct ray_err *err)
 {
 	struct ray_proc *p = xcalloc(1, sizeof(*p));
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, inp[2] = { -1, -1 };
 	const char *doing = "start";
 	int r;
 
@@ -517,7 +573,8 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 	p->open_handles = 3;
 
 	/* Read ends belong to their handles at once; uv_close closes them. */
-	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    (opts->input != NULL && pipe2(inp, O_CLOEXEC) < 0)) {
 		r = -errno;
 		goto fail;
 	}
@@ -527,9 +584,22 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 	if ((r = uv_pipe_open(&p->err, errp[0])) < 0)
 		goto fail;
 	errp[0] = -1;
-	r = start(p, opts, outp[1], errp[1]);
+	r = start(p, opts, inp[0], outp[1], errp[1]);
 	if (r < 0)
 		goto fail;
+	if (inp[0] >= 0) {
+		close(inp[0]);
+		inp[0] = -1;
+		r = feed_input(loop, p, opts, inp[1]);
+		inp[1] = -1;
+		if (r < 0) {
+			doing = "write the input of";
+			signal_group(p, SIGKILL);
+			while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			goto fail;
+		}
+	}
 	doing = "watch";
 	r = watch_exit(loop, p);
 	if (r < 0)
@@ -559,6 +629,10 @@ fail:
 		close(outp[1]);
 	if (errp[1] >= 0)
 		close(errp[1]);
+	if (inp[0] >= 0)
+		close(inp[0]);
+	if (inp[1] >= 0)
+		close(inp[1]);
 	ray_err_set(err, r, "cannot %s '%s'%s%s: %s", doing, opts->argv[0],
 	    opts->cwd ? " in " : "", opts->cwd ? opts->cwd : "",
 	    uv_strerror(r));

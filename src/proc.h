@@ -1,8 +1,12 @@
 /*
  * proc.h - child processes on the libuv loop.
  *
- * A ray_proc runs one command with stdin from /dev/null and stdout/stderr
- * read through pipes as the bytes arrive.  The child gets a session, and
+ * A ray_proc runs one command with stdout/stderr read through pipes as the
+ * bytes arrive.  Its stdin is /dev/null, or, when opts.input is given, a
+ * pipe that the loop fills with those bytes and then closes, so the input
+ * may be of any size (argv and environment strings are limited to 128 KiB
+ * each by Linux) without blocking raymond.  The host must ignore SIGPIPE,
+ * as a command may exit without reading its input.  The child gets a session, and
  * so a process group, of its own, so a kill reaches the command and
  * everything it started, and a Ctrl-C in the terminal reaches only
  * raymond, which forwards it.  It starts with every signal at its default
@@ -30,7 +34,7 @@
  * done is then never called.
  *
  * Ownership: opts and its strings are borrowed only for the duration of
- * the call.  The chunks passed to out/err
+ * the call (the input is copied).  The chunks passed to out/err
  * are valid only during the callback.  The proc pointer is valid until
  * done returns.
  */
@@ -49,6 +53,8 @@ struct ray_proc_opts {
 	char **env;		/* NULL-terminated "K=V" list; NULL: ours */
 	const char *cwd;	/* NULL: raymond's own */
 	uint64_t timeout_ms;	/* inactivity limit, 0: none */
+	const char *input;	/* bytes for stdin; NULL: /dev/null */
+	size_t input_len;
 };
 
 struct ray_proc_result {

@@ -8,9 +8,11 @@
 --          (--session-id NEW | --resume ID | --resume FROM --fork-session --session-id NEW)
 --          [--max-budget-usd R]
 --          --disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit
---          -- PROMPT
+--          --
 --
--- with stdin from /dev/null, without CLAUDECODE in the environment, in a
+-- with the prompt on stdin (Linux limits one argv string to 128 KiB, and
+-- the CLI reads the prompt from stdin when no prompt argument follows
+-- `--`), without CLAUDECODE in the environment, in a
 -- process group of its own in the agent's directory, and reads its
 -- stream-json output line by line as it arrives.  The outcome says what
 -- happened in terms the engine acts on:
@@ -30,9 +32,27 @@ local M = {}
 
 M.DISALLOWED = "EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit"
 
+-- The longest stream-json line read (bytes).  A reply or a tool result is
+-- one line, so this also caps the reply text; a longer line ends the turn
+-- with an error instead of growing raymond's memory without bound.
+M.LINE_MAX = 8 * 1024 * 1024
+
+-- What the CLI prints on stderr, before any stream-json, when it refuses
+-- its command line: running it again cannot help.
+local refusals = {
+  { "cannot be used with root/sudo privileges",
+    "run raymond as a user other than root, or without --dangerously-skip-permissions "
+      .. "(inside a container or sandbox, set IS_SANDBOX=1)" },
+  { "error: unknown option", "the Claude Code CLI is older or newer than raymond expects; "
+      .. "install a current one (npm install -g @anthropic-ai/claude-code)" },
+  { "error: option '", "an option raymond gave the Claude Code CLI has a value it does not accept; check the "
+      .. "model and effort (command line and frontmatter) and the CLI's version" },
+  { "error: too many arguments", nil },
+}
+
 local transient_status = { [429] = true, [500] = true, [502] = true, [503] = true, [504] = true, [529] = true }
 
--- spec: claude, prompt, model, effort, skip_permissions, session = {mode=,
+-- spec: claude, model, effort, skip_permissions, session = {mode=,
 -- id=, from=}, max_budget_usd.
 function M.argv(spec)
   local a = { spec.claude, "-p", "--output-format", "stream-json", "--verbose" }
@@ -46,7 +66,7 @@ function M.argv(spec)
   elseif s.mode == "resume" then add("--resume", s.id)
   elseif s.mode == "branch" then add("--resume", s.from, "--fork-session", "--session-id", s.id) end
   if spec.max_budget_usd then add("--max-budget-usd", string.format("%.4f", spec.max_budget_usd)) end
-  add("--disallowed-tools", M.DISALLOWED, "--", spec.prompt)
+  add("--disallowed-tools", M.DISALLOWED, "--")
   return a
 end
 
@@ -58,11 +78,14 @@ end
 -- turn.
 function M.reader(on_text)
   local st = { cost = 0, bad_lines = 0 }
-  st.line = function(line)
+  st.line = function(line, unterminated)
     if line == "" then return end
     local ok, obj = pcall(cjson.decode, line)
     if not ok or type(obj) ~= "table" then
       st.bad_lines = st.bad_lines + 1
+      -- The CLI exited in the middle of writing a line (seen with the
+      -- real CLI and replies of a few MB on a pipe).
+      if unterminated then st.cut_short = #line end
       return
     end
     if type(obj.session_id) == "string" and obj.session_id ~= "" then st.session = obj.session_id end
@@ -119,9 +142,18 @@ function M.parse_reset(text, now)
   return t
 end
 
+-- The wording of a usage limit in an error result.  A successful reply
+-- that says the same words is the model talking, not a limit.
 local function is_limit_text(s)
   s = (s or ""):lower()
   return s:find("hit your", 1, true) and s:find("limit", 1, true) or s:find("out of extra usage", 1, true)
+end
+
+local function refusal(stderr)
+  local first = stderr:match("[^\n]+") or ""
+  for _, r in ipairs(refusals) do
+    if first:find(r[1], 1, true) then return first, r[2] end
+  end
 end
 
 -- Classify a finished invocation.
@@ -129,14 +161,31 @@ function M.outcome(res, st)
   local text = st.result or st.last_text or ""
   local out = { session = st.session, cost = st.cost, text = text, stderr = res.stderr_tail or "",
                 duration = res.duration, exit = res.exit }
+  if res.line_too_long then
+    out.kind = "fatal"
+    out.msg = string.format("the Claude Code CLI printed a stream-json line longer than %d MiB, "
+      .. "raymond's cap on one line; the turn was stopped", M.LINE_MAX // (1024 * 1024))
+    out.hint = "ask for a shorter reply (have the model write large output to a file)"
+    return out
+  end
   if res.killed and not res.timed_out then out.kind = "stopped" return out end
   if res.spawn_error then
     out.kind, out.msg = "fatal", "cannot run the Claude Code CLI: " .. res.spawn_error
-    out.hint = "install it (npm install -g @anthropic-ai/claude-code), or give its path with --claude PATH or RAYMOND_CLAUDE"
+    if res.spawn_error:find("no such file", 1, true) or res.spawn_error:find("permission denied", 1, true) then
+      out.hint = "install it (npm install -g @anthropic-ai/claude-code), or give its path with --claude PATH or RAYMOND_CLAUDE"
+    end
     return out
   end
+  if not st.got_result and st.bad_lines == 0 and not st.session then
+    local first, hint = refusal(out.stderr)
+    if first then
+      out.kind, out.msg, out.hint = "fatal", "the Claude Code CLI refused to start: " .. first, hint
+      return out
+    end
+  end
   local all = text .. "\n" .. (st.errors or "") .. "\n" .. out.stderr
-  if st.limit_reset or is_limit_text(st.result) then
+  local succeeded = res.exit == 0 and st.got_result and not st.is_error
+  if (st.limit_reset and not succeeded) or (st.is_error and is_limit_text(st.result)) then
     out.kind = "limit"
     out.reset = type(st.limit_reset) == "number" and st.limit_reset or M.parse_reset(all, raymond.now())
     out.msg = st.result or "usage limit reached"
@@ -164,6 +213,10 @@ function M.outcome(res, st)
     return out
   end
   local why = st.result or st.errors or out.stderr:match("[^\n]+")
+  if not why and st.cut_short then
+    why = string.format("the Claude Code CLI's output ended in the middle of a stream-json line "
+      .. "(after %d bytes of it), without a result", st.cut_short)
+  end
   if not why then
     why = res.exit == 0 and "the Claude Code CLI ended without a result"
       or ("the Claude Code CLI ended with " .. (res.signal and ("signal " .. res.signal) or ("exit status " .. tostring(res.exit))))

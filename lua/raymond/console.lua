@@ -58,6 +58,11 @@ function M.tail(text, n)
   return table.concat(lines, "\n")
 end
 
+-- <print> text of a reply, already ended by a newline per print.
+function M.print(text)
+  if text ~= "" then raymond.stdout(text) end
+end
+
 function M.result(payload)
   if payload == nil or payload == "" then return end
   if raymond.isatty("stdout") then payload = raymond.printable(payload) end

@@ -10,6 +10,8 @@
 --   environment  raymond's own (without CLAUDECODE, see raymond.run)
 --                plus job.env
 --   directory    job.cwd, else the directory raymond was started in
+--   stdin        job.stdin (a string of any size, written through a
+--                pipe), else /dev/null
 --   limits       job.timeout seconds without output (0: none); the
 --                process group, SIGTERM then SIGKILL on a stop: src/proc.c
 --   group        with run.children set, a file there records the child's
@@ -22,7 +24,7 @@
 --                its output and the job.keep pieces (prompt) are kept
 --                under that name (raymond.record)
 --
--- job.tags, job.lines and job.capture are passed to raymond.spawn, whose
+-- job.tags, job.lines, job.lines_max and job.capture are passed to raymond.spawn, whose
 -- result is returned with `started_at` added, and then the step's record
 -- (raymond.record) or nil, for the caller to add the outcome with
 -- step:finish{...}.
@@ -42,6 +44,7 @@ function M.run(run, job)
   local req = {
     argv = job.argv, env = environment(run, job.env), cwd = job.cwd or run.cwd,
     timeout = job.timeout, tags = job.tags, lines = job.lines, capture = job.capture,
+    input = job.stdin, lines_max = job.lines_max,
   }
   if run.children then
     local token = raymond.uuid()

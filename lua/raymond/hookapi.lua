@@ -63,13 +63,13 @@ function M.new(run)
     end
     local launch = run.rec.launch
     local spec = {
-      claude = launch.claude, prompt = t.prompt, model = t.model, effort = t.effort,
+      claude = launch.claude, model = t.model, effort = t.effort,
       skip_permissions = launch.skip_permissions, session = { mode = "fresh", id = raymond.uuid() },
     }
     local reader = claude.reader(nil)
     local timeout, cut = bounded(t.timeout or launch.timeout)
     local res = executor.run(run, {
-      argv = claude.argv(spec), timeout = timeout, lines = reader.line,
+      argv = claude.argv(spec), stdin = t.prompt, timeout = timeout, lines = reader.line, lines_max = claude.LINE_MAX,
       name = "hook_evaluate", keep = { prompt = t.prompt },
     })
     check_cut(res, cut)

@@ -108,3 +108,11 @@ test_expect_success() {
 test_done() {
 	[ "$test_failed" -eq 0 ]
 }
+
+# use_fake: markdown states run the fake Claude Code CLI ($FAKE), its state
+# in ./fake.
+FAKE=$(dirname "$RAYMOND")/tests/fake-claude
+use_fake() {
+	mkdir -p fake &&
+	export RAYMOND_CLAUDE="$FAKE" FAKE_CLAUDE_DIR=$PWD/fake
+}

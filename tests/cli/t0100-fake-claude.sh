@@ -349,7 +349,7 @@ test_expect_success 'the log records argv, session, model, effort, permission, b
 	test "$(echo "$l" | jnum input_tokens)" = 1000 &&
 	test "$(echo "$l" | jnum output_tokens)" = 100 &&
 	test "$(jline system out | jstr permissionMode)" = acceptEdits &&
-	echo | env -u CLAUDECODE FAKE_CLAUDE_DIR=$PWD/fc "$FAKE" -p --output-format stream-json \
+	echo | env -u CLAUDECODE IS_SANDBOX=1 FAKE_CLAUDE_DIR=$PWD/fc "$FAKE" -p --output-format stream-json \
 		--verbose --dangerously-skip-permissions --effort max -- hi >out &&
 	l=$(lastlog) &&
 	test "$(echo "$l" | jstr permission)" = skip &&

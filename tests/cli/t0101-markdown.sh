@@ -67,7 +67,7 @@ run_status() { sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' "$(state_file)"; }
 
 DISALLOWED='"--disallowed-tools","EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit"'
 
-test_expect_success 'the command line: flags, "--" before the prompt, stdin /dev/null, no CLAUDECODE' '
+test_expect_success 'the command line: flags, "--" and the prompt on stdin, no CLAUDECODE' '
 	use_fake &&
 	export CLAUDECODE=1 &&
 	mkdir wf && printf "MOCK: reply <result>ok</result>" >wf/START.md &&
@@ -75,9 +75,10 @@ test_expect_success 'the command line: flags, "--" before the prompt, stdin /dev
 	eq stdout "$(cat out)" ok &&
 	calls 1 &&
 	s=$(log 1 | jstr session) && is_uuid "$s" &&
-	eq argv "$(argv 1)" "[\"-p\",\"--output-format\",\"stream-json\",\"--verbose\",\"--permission-mode\",\"acceptEdits\",\"--session-id\",\"$s\",\"--max-budget-usd\",\"10.0000\",$DISALLOWED,\"--\",\"MOCK: reply <result>ok</result>\"]" &&
+	eq argv "$(argv 1)" "[\"-p\",\"--output-format\",\"stream-json\",\"--verbose\",\"--permission-mode\",\"acceptEdits\",\"--session-id\",\"$s\",\"--max-budget-usd\",\"10.0000\",$DISALLOWED,\"--\"]" &&
+	eq prompt "$(log 1 | jstr prompt)" "MOCK: reply <result>ok</result>" &&
 	eq permission "$(log 1 | jstr permission)" acceptEdits &&
-	eq stdin "$(log 1 | jlit stdin_is_devnull)" true &&
+	eq stdin "$(log 1 | jlit stdin_is_devnull)" false &&
 	eq CLAUDECODE "$(log 1 | jlit claudecode_env)" false &&
 	eq cwd "$(log 1 | jstr cwd)" "$PWD"
 '
@@ -85,10 +86,10 @@ test_expect_success 'the command line: flags, "--" before the prompt, stdin /dev
 test_expect_success '--dangerously-skip-permissions replaces the permission mode' '
 	use_fake &&
 	mkdir wf && printf "MOCK: reply <result>ok</result>" >wf/START.md &&
-	raymond wf --dangerously-skip-permissions --budget 0 >out &&
+	IS_SANDBOX=1 raymond wf --dangerously-skip-permissions --budget 0 >out &&
 	calls 1 &&
 	s=$(log 1 | jstr session) &&
-	eq argv "$(argv 1)" "[\"-p\",\"--output-format\",\"stream-json\",\"--verbose\",\"--dangerously-skip-permissions\",\"--session-id\",\"$s\",$DISALLOWED,\"--\",\"MOCK: reply <result>ok</result>\"]" &&
+	eq argv "$(argv 1)" "[\"-p\",\"--output-format\",\"stream-json\",\"--verbose\",\"--dangerously-skip-permissions\",\"--session-id\",\"$s\",$DISALLOWED,\"--\"]" &&
 	eq permission "$(log 1 | jstr permission)" skip
 '
 
@@ -386,7 +387,7 @@ test_expect_success '--budget 0 means no limit and no --max-budget-usd' '
 	eq max_budget_usd "$(log 3 | jlit max_budget_usd)" null
 '
 
-test_expect_success 'an overloaded API is retried, resuming the session the failed attempt created' '
+test_expect_success 'an overloaded API is retried in a fresh session with a new id, saying why' '
 	use_fake &&
 	state START.md <<-\EOS &&
 	MOCK: error 529 || reply <result>ok</result>
@@ -394,14 +395,17 @@ test_expect_success 'an overloaded API is retried, resuming the session the fail
 	raymond wf >out 2>err &&
 	eq stdout "$(cat out)" ok &&
 	calls 2 &&
-	has "retrying" <err &&
+	has "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment.; retrying in" <err &&
+	lacks "already in use" <err &&
 	eq "1 step" "$(log 1 | jstr step)" error &&
 	s=$(log 1 | jstr session) &&
 	argv 1 | has "\"--session-id\",\"$s\"" &&
 	eq "2 step" "$(log 2 | jstr step)" reply &&
-	eq "2 resumed" "$(log 2 | jlit resumed)" true &&
-	eq "2 session" "$(log 2 | jstr session)" "$s" &&
-	argv 2 | has "\"--resume\",\"$s\"" &&
+	eq "2 resumed" "$(log 2 | jlit resumed)" false &&
+	s2=$(log 2 | jstr session) && is_uuid "$s2" &&
+	[ "$s2" != "$s" ] &&
+	argv 2 | has "\"--session-id\",\"$s2\"" &&
+	argv 2 | lacks "--resume" &&
 	eq status "$(run_status)" completed
 '
 

@@ -47,6 +47,7 @@
 //                         limit)".
 //   hang SECONDS          nothing at all (not even headers) for SECONDS,
 //                         then a reply of an empty text
+//   long BYTES            a reply of BYTES "x" (at most 256 MiB)
 // No MOCK line: the reply is "ok".  An unknown step replies with a text
 // saying so.
 //
@@ -237,6 +238,8 @@ function parseStep(s) {
     }
     case 'hang':
       return { kind, seconds: parseFloat(rest) || 0 };
+    case 'long':
+      return { kind, text: 'x'.repeat(Math.min(parseInt(rest, 10) || 0, 256 * 1024 * 1024)) };
     default:
       return { kind: 'unknown', text: `mockapi: unknown step: ${s}` };
   }
@@ -464,6 +467,7 @@ function handleMessages(req, res, raw, url) {
 
   switch (step.kind) {
     case 'reply':
+    case 'long':
     case 'unknown':
       log();
       sendText(res, body, step.text, u);

@@ -153,6 +153,12 @@ test_expect_success 'hang 3: nothing after init for 3 s, then an empty result' '
 	check_hang
 '
 
+test_expect_success 'long 100000: a reply of 100000 x in one line' '
+	claude_p -- "MOCK: long 100000 (longstep)" >out 2>err &&
+	one_result "r.result === \"x\".repeat(100000) && !r.is_error" &&
+	same "$(logged longstep 'd.step')" long
+'
+
 check_steps() {
 	same "$(logged t7 'd.index' | tr '\n' ' ')" "1 2 3 "
 }

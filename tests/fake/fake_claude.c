@@ -17,7 +17,9 @@
  *   counters/<hash>   line 1: how many invocations saw a MOCK line; line 2: it
  *   log.jsonl         one JSON object per invocation that reached the model
  *
- * FAKE_CLAUDE_DELAY_MS sleeps that long after the init line.  Exit status:
+ * As root, --dangerously-skip-permissions (or bypassPermissions) needs
+ * IS_SANDBOX=1, as for the real CLI.  FAKE_CLAUDE_DELAY_MS sleeps that long
+ * after the init line.  Exit status:
  * 0 success, 1 an error of the real CLI, 2 a misuse of the fake itself.
  */
 #ifndef _GNU_SOURCE
@@ -32,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -564,9 +567,9 @@ static void parse_args(void)
 /* ---- the run ---------------------------------------------------------- */
 
 enum { FMT_TEXT, FMT_JSON, FMT_STREAM };
-enum { S_NONE, S_REPLY, S_BASH, S_ERROR, S_LIMIT, S_HANG, S_UNKNOWN };
+enum { S_NONE, S_REPLY, S_BASH, S_ERROR, S_LIMIT, S_HANG, S_LONG, S_UNKNOWN };
 /* as the mock API logs them */
-static const char *const STEP_NAMES[] = {"default", "reply", "bash", "error", "limit", "hang", "unknown"};
+static const char *const STEP_NAMES[] = {"default", "reply", "bash", "error", "limit", "hang", "long", "unknown"};
 
 static struct {
 	int fmt;
@@ -591,13 +594,40 @@ static struct {
 	char claim[32]; /* limit: five_hour, seven_day, ... */
 	long long in_tok, out_tok;
 	Buf line, result; /* the line being written; the result text */
+	size_t long_n;    /* long: how many "x" stand for LONG_MARK */
 } r;
+
+/* The text of a `long` reply until out_line writes it: JSON escapes it to
+ * LONG_MARK_JSON, which out_line replaces by long_n "x" written in pieces,
+ * so the fake's memory stays small however long the line. */
+#define LONG_MARK "\001long\001"
+#define LONG_MARK_JSON "\\u0001long\\u0001"
+
+static void write_x(size_t n)
+{
+	static char xs[65536];
+	if (!xs[0])
+		memset(xs, 'x', sizeof xs);
+	while (n > 0) {
+		size_t k = n < sizeof xs ? n : sizeof xs;
+		write_all(1, xs, k);
+		n -= k;
+	}
+}
 
 static void out_line(bool is_result)
 {
 	if (r.fmt == FMT_STREAM || (r.fmt == FMT_JSON && is_result)) {
 		badd(&r.line, "\n", 1);
-		write_all(1, r.line.p, r.line.n);
+		const char *m = r.long_n ? strstr(r.line.p, LONG_MARK_JSON) : NULL;
+		if (m) {
+			size_t at = (size_t)(m - r.line.p), ml = strlen(LONG_MARK_JSON);
+			write_all(1, r.line.p, at);
+			write_x(r.long_n);
+			write_all(1, m + ml, r.line.n - at - ml);
+		} else {
+			write_all(1, r.line.p, r.line.n);
+		}
 	}
 	r.line.n = 0;
 }
@@ -850,6 +880,12 @@ static void choose_step(void)
 	} else if (w == 4 && !strncmp(t, "hang", 4)) {
 		r.step = S_HANG;
 		r.secs = lead_number(rest, rn, false);
+	} else if (w == 4 && !strncmp(t, "long", 4)) {
+		/* long BYTES: a reply of BYTES "x", written as it goes (out_line) */
+		r.step = S_LONG;
+		double v = lead_number(rest, rn, true);
+		r.long_n = v > 0 ? (size_t)v : 0;
+		bs(&r.text, LONG_MARK);
 	} else {
 		/* like the mock: a reply saying so, and a word on stderr */
 		r.step = S_UNKNOWN;
@@ -1402,6 +1438,12 @@ int main(int argc, char **argv)
 	r.t0 = mono_ms();
 	parse_args();
 
+	/* as the real CLI: no bypass of permissions as root outside a sandbox */
+	const char *sandbox = getenv("IS_SANDBOX");
+	if (geteuid() == 0 && (o.skip || (o.perm && !strcmp(o.perm, "bypassPermissions"))) &&
+	    !(sandbox && (!strcmp(sandbox, "1") || !strcasecmp(sandbox, "true"))))
+		fail(1, "--dangerously-skip-permissions cannot be used with root/sudo privileges for security "
+			"reasons");
 	if (!o.print)
 		fail(2, "fake-claude: only print mode (-p) is emulated");
 	r.fmt = !o.fmt || !strcmp(o.fmt, "text") ? FMT_TEXT : !strcmp(o.fmt, "json") ? FMT_JSON : FMT_STREAM;

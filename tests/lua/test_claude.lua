@@ -42,6 +42,19 @@ T.test("a usage limit: a reset time within a month is kept, others are not", fun
   T.eq(claude.outcome({ exit = 1 }, st).reset, nil, "absurd reset")
 end)
 
+T.test("only the CLI's structured error is a usage limit, never words in a reply", function()
+  local ok = '{"type":"result","subtype":"success","is_error":false,"result":"You\'ve hit your session limit '
+    .. '· resets 4am (UTC) <result>x</result>"}'
+  T.eq(claude.outcome({ exit = 0 }, read({ ok })).kind, "ok", "a reply saying it")
+  local soon = math.floor(raymond.now()) + 120
+  local event = '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":' .. soon .. '}}'
+  T.eq(claude.outcome({ exit = 0 }, read({ event, ok })).kind, "ok", "a turn that succeeded after the event")
+  T.eq(claude.outcome({ exit = 1 }, read({ event })).kind, "limit", "the event alone")
+  T.eq(claude.outcome({ exit = 1 }, read({ '{"type":"result","subtype":"success","is_error":true,'
+    .. '"api_error_status":429,"result":"You\'ve hit your weekly limit · resets Dec 1, 5pm (UTC)"}' })).kind,
+    "limit", "an error result saying it")
+end)
+
 T.test("API errors: transient ones are retried, authentication is fatal", function()
   local function kind(status, text)
     return claude.outcome({ exit = 1 }, read({ string.format(
@@ -56,10 +69,10 @@ T.test("API errors: transient ones are retried, authentication is fatal", functi
     "in_use", "session in use")
 end)
 
-T.test("the argv: permissions, model, effort, session flags, budget, -- before the prompt", function()
-  local a = claude.argv({ claude = "claude", prompt = "-p looks like a flag", model = "haiku", effort = "low",
+T.test("the argv: permissions, model, effort, session flags, budget, -- and no prompt (it goes on stdin)", function()
+  local a = claude.argv({ claude = "claude", model = "haiku", effort = "low",
     session = { mode = "branch", from = "A", id = "B" }, max_budget_usd = 1.5 })
   T.eq(table.concat(a, " "), "claude -p --output-format stream-json --verbose --permission-mode acceptEdits "
     .. "--model haiku --effort low --resume A --fork-session --session-id B --max-budget-usd 1.5000 "
-    .. "--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit -- -p looks like a flag")
+    .. "--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit --")
 end)

@@ -127,8 +127,9 @@ local function general()
 <print>TEXT</print> shows TEXT as it arrives and is not a transition.
 WORKFLOW is a folder (entry state 1_START or START), a .zip archive of one,
 or one state file.
-A script sees RAYMOND_INPUT/RAYMOND_RESULT (the payload handed to it),
-RAYMOND_WORKFLOW_ID, RAYMOND_AGENT_ID, RAYMOND_STATE_DIR and
+A script sees RAYMOND_INPUT/RAYMOND_RESULT (the payload handed to it;
+RAYMOND_INPUT_FILE names a file holding it, its only place when over
+128 KiB), RAYMOND_WORKFLOW_ID, RAYMOND_AGENT_ID, RAYMOND_STATE_DIR and
 RAYMOND_STATE_FILE, plus a fork's extra attributes as variables.
 
 Progress goes to stderr; stdout carries <print> text and the final result.

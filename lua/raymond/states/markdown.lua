@@ -12,10 +12,13 @@
 --   agent.session                    resume:  --resume S
 --   no session                       fresh:   --session-id NEW
 --
--- After a success agent.session is the turn's id.  A retry, or a resume
--- after a crash, launches the same turn again; if the CLI says the fresh
--- id is already in use (the lost attempt got that far) the turn resumes
--- it instead, and if a resumed id does not exist it is started as planned.
+-- After a success agent.session is the turn's id.  A resume after a crash
+-- launches the same turn again; if the CLI says the fresh id is already in
+-- use (the lost attempt got that far) the turn resumes it instead, and if
+-- a resumed id does not exist it is started as planned.  A retry after a
+-- transient error plans a fresh or branched turn anew, with a new id: the
+-- failed attempt may have left a conversation under the old one, and
+-- starting it again would only be refused as "already in use".
 --
 -- Policy.  With allowed_transitions, a missing, extra or disallowed tag is
 -- answered by re-prompting the same session with a reminder, up to three
@@ -109,7 +112,7 @@ end
 local function spawn(run, agent, inv, turn)
   local launch = run.rec.launch
   local spec = {
-    claude = launch.claude or "claude", prompt = inv.prompt, model = inv.model, effort = inv.effort,
+    claude = launch.claude or "claude", model = inv.model, effort = inv.effort,
     skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = inv.max_budget_usd,
   }
   local argv = claude.argv(spec)
@@ -117,7 +120,7 @@ local function spawn(run, agent, inv, turn)
     for line in t:gmatch("[^\n]+") do console.progress("[%s] %s", agent.id, line) end
   end or nil)
   local res, step = executor.run(run, {
-    argv = argv, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line,
+    argv = argv, stdin = inv.prompt, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line, lines_max = claude.LINE_MAX,
     name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt },
   })
   local out = claude.outcome(res, reader)
@@ -150,14 +153,17 @@ local function invoke(run, agent, inv)
     if out.kind == "fatal" then return nil, { msg = out.msg, detail = console.tail(out.stderr, 10), hint = out.hint } end
     if out.kind == "session" and fixes < 2 then
       fixes = fixes + 1
+      local fix
       if out.reason == "in_use" then
-        agent.turn = { mode = "resume", id = turn.id, planned = turn.planned, from = turn.from }
+        agent.turn, fix = { mode = "resume", id = turn.id, planned = turn.planned, from = turn.from }, "resuming it"
       elseif turn.mode == "resume" and turn.planned ~= "resume" then
         agent.turn = { mode = turn.planned, id = turn.id, planned = turn.planned, from = turn.from }
+        fix = "starting it as planned"
       else
         return nil, { msg = string.format("%s (%s)", out.msg, turn.id),
           hint = "the conversation is gone from Claude Code's store; start a new run" }
       end
+      console.progress("[%s] %s: %s (%s); %s", agent.id, agent.state, out.msg, turn.id, fix)
       raymond.mark_dirty()
     elseif out.kind == "limit" then
       local reset = out.reset or (raymond.now() + 3600)
@@ -174,6 +180,10 @@ local function invoke(run, agent, inv)
       if failures >= M.ATTEMPTS then
         return nil, { msg = string.format("Claude Code failed %d times: %s", failures, out.msg),
           detail = console.tail(out.stderr, 10) }
+      end
+      if turn.mode ~= "resume" then
+        agent.turn = nil
+        raymond.mark_dirty()
       end
       local delay = env_number("RAYMOND_RETRY_DELAY", 2) * 2 ^ (failures - 1)
       console.progress("[%s] %s: %s; retrying in %gs (attempt %d of %d)", agent.id, agent.state,
@@ -223,6 +233,10 @@ function M.run(run, agent)
     agent.session, agent.branch, agent.turn = agent.turn.id, nil, nil
     raymond.mark_dirty()
     state_cost = state_cost + out.cost
+    -- A reply's <print> text shows once, as a script's does, whatever
+    -- becomes of the reply; a reply whose tags do not parse prints nothing.
+    local parsed, printed = raymond.parse_tags(out.text)
+    if parsed then console.print(printed) end
     if not count(run, agent, out) then return states.STOPPED end
     if out.kind == "budget" then
       return states.error(out.msg .. " before it finished", nil, "raise --budget, then: raymond --resume " .. rec.id)

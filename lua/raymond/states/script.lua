@@ -15,6 +15,11 @@ local M = {}
 
 local STDERR_LINES = 10
 
+-- Linux refuses to start a program when one environment string ("K=V"
+-- and its NUL) is longer than this (MAX_ARG_STRLEN, 32 pages).
+M.ENV_STRING_MAX = 131072
+M.INPUT_ENV_MAX = M.ENV_STRING_MAX - #"RAYMOND_RESULT=" - 1
+
 -- What a script sees besides raymond's own environment.
 local function script_env(run, agent, file)
   local env = {}
@@ -55,6 +60,28 @@ local function failure(run, res)
   return nil
 end
 
+-- The payload also goes into $RAYMOND_INPUT_FILE, a file in a private
+-- temporary folder, and only there when it is too large for the
+-- environment.  Returns the folder, for the caller to remove after the
+-- script; or nil when there is no payload; or nil and an error outcome.
+local function input_file(agent, env)
+  if not agent.input then return nil end
+  local dir, err = raymond.mkdtemp("raymond-input-")
+  local ok = dir and true
+  if dir then ok, err = raymond.append_file(dir .. "/input", agent.input) end
+  if not ok then
+    if dir then raymond.rmtree(dir) end
+    return nil, states.error("cannot hand the payload to the script: " .. tostring(err))
+  end
+  env.RAYMOND_INPUT_FILE = dir .. "/input"
+  if #agent.input > M.INPUT_ENV_MAX then
+    env.RAYMOND_INPUT, env.RAYMOND_RESULT = nil, nil
+    console.warn("[%s] %s: the payload is %d bytes, more than an environment variable holds (%d); "
+      .. "it is only in $RAYMOND_INPUT_FILE", agent.id, agent.state, #agent.input, M.INPUT_ENV_MAX)
+  end
+  return dir
+end
+
 function M.run(run, agent)
   local pre = hook_outcome(run:decide("PreState", agent, { kind = "script" }), "blocked by ")
   if pre then return pre end
@@ -62,11 +89,15 @@ function M.run(run, agent)
   -- Ctrl-C while a big archive is unpacked ends the step like a killed one.
   if not file and raymond.stopping() then return states.STOPPED end
   if not file then return states.error("cannot unpack the workflow archive: " .. serr) end
+  local env = script_env(run, agent, file)
+  local input_dir, ierr = input_file(agent, env)
+  if ierr then return ierr end
   local res, step = executor.run(run, {
-    argv = { "bash", file }, env = script_env(run, agent, file), cwd = agent.cwd,
+    argv = { "bash", file }, env = env, cwd = agent.cwd,
     timeout = run.rec.launch.timeout, tags = true, name = agent.id .. "_" .. agent.state,
     input = agent.input,
   })
+  if input_dir then raymond.rmtree(input_dir) end
   if step then
     step:finish({ duration = res.duration, exit = res.exit, signal = res.signal,
                   timed_out = res.timed_out, killed = res.killed })

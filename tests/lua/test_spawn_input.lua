@@ -1,0 +1,58 @@
+-- raymond.spawn's input= and lines_max= (src/lua_sched.c, src/proc.c):
+-- stdin is a pipe the loop fills without blocking, or /dev/null; a line
+-- longer than the cap kills the command instead of growing memory.
+local T = require("testing")
+local raymond = require("raymond")
+
+local big = string.rep("0123456789abcdef", 65536) -- 1 MiB
+
+local res = raymond.spawn({ argv = { "cat" }, input = big, capture = true })
+T.test("an input of 1 MiB reaches the command's stdin whole, then end of file", function()
+  T.eq(res.exit, 0)
+  T.eq(#res.stdout, #big)
+  T.eq(res.stdout == big, true, "the bytes are the input's")
+end)
+
+local closed = raymond.spawn({ argv = { "sh", "-c", "exec 0<&-; exit 3" }, input = big })
+T.test("a command that closes its stdin unread still ends, and so does raymond's write", function()
+  T.eq(closed.exit, 3)
+end)
+
+local empty = raymond.spawn({ argv = { "sh", "-c", "wc -c" }, input = "", capture = true })
+T.test("an empty input is an immediate end of file", function()
+  T.eq(empty.stdout:match("%d+"), "0")
+end)
+
+local none = raymond.spawn({ argv = { "sh", "-c", "readlink /proc/self/fd/0" }, capture = true })
+T.test("without input, stdin is /dev/null", function()
+  T.eq(none.stdout, "/dev/null\n")
+end)
+
+local seen = {}
+local t0 = raymond.now()
+local long = raymond.spawn({
+  argv = { "sh", "-c", "echo short; head -c 100000 /dev/zero | tr '\\000' x; echo; echo after; sleep 60" },
+  lines = function(l) seen[#seen + 1] = l end, lines_max = 4096,
+})
+T.test("a line over lines_max kills the command and is reported, the lines before it are handed on", function()
+  T.eq(long.line_too_long, true)
+  T.eq(#seen, 1)
+  T.eq(seen[1], "short")
+  T.eq(raymond.now() - t0 < 50, true, "ended by the kill, not by its sleep")
+end)
+
+local fine = raymond.spawn({ argv = { "sh", "-c", "echo one; echo two" }, lines = function() end })
+T.test("a command whose lines fit is not marked", function()
+  T.eq(fine.line_too_long, false)
+  T.eq(fine.exit, 0)
+end)
+
+local got = {}
+raymond.spawn({ argv = { "printf", "a\\nb" }, lines = function(l, unterminated) got[#got + 1] = { l, unterminated } end })
+T.test("a last line without a newline is handed on, marked unterminated", function()
+  T.eq(#got, 2)
+  T.eq(got[1][1], "a")
+  T.eq(got[1][2], false)
+  T.eq(got[2][1], "b")
+  T.eq(got[2][2], true)
+end)
