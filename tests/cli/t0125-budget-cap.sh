@@ -203,4 +203,63 @@ test_expect_success 'an impossible cost from the CLI fails the run naming the va
 	eq result "$(cat out)" ok
 '
 
+# evaluated_wf: START.md, evaluated by haiku, routes YES to SHIP.sh.
+evaluated_wf() {
+	mkdir -p wf &&
+	cat >wf/START.md <<-\EOS &&
+	---
+	evaluate:
+	  prompt: "Answer YES. {{output}}"
+	  routes:
+	    YES: SHIP
+	---
+	MOCK: reply fine <goto>SHIP</goto>\nMOCK: reply YES
+	EOS
+	printf "echo \"<result>shipped</result>\"\n" >wf/SHIP.sh
+}
+
+test_expect_success 'a PreTurn handler that spins while raymond.evaluate waits for it is stopped by the hook limits' '
+	use_fake &&
+	evaluated_wf &&
+	cat >wf/hooks.lua <<-\EOS &&
+	return {
+	  PreTurn = function(ev)
+	    if ev.turn.purpose == "evaluate" then while true do end end
+	  end,
+	}
+	EOS
+	RAYMOND_HOOK_INSTRUCTIONS=1000000 expect_status 1 timeout 60 "$RAYMOND" wf >out 2>err &&
+	grep -q "hook exceeded its instruction budget" err &&
+	eq turns "$(wc -l <fake/log.jsonl)" 1 &&
+	eq status "$(run_status)" failed
+'
+
+test_expect_success 'raymond.evaluate from a Cost handler is refused, naming the handler' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	MOCK: reply <result>ok</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return {
+	  Cost = function(ev) raymond.evaluate{ prompt = "again?" } end,
+	}
+	EOS
+	expect_status 1 "$RAYMOND" wf >out 2>err &&
+	grep -qF "hooks.lua:2: raymond.evaluate cannot be called from a Cost handler: its turn would need a PreTurn of its own" err &&
+	eq turns "$(wc -l <fake/log.jsonl)" 1
+'
+
+test_expect_success 'a PreTurn share that is not a positive amount is an error naming it' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	MOCK: reply <result>ok</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return { PreTurn = function() return { maxBudgetUsd = 0 } end }
+	EOS
+	expect_status 1 "$RAYMOND" wf --no-default-hooks >out 2>err &&
+	grep -qF "wf/START.md (agent main): a hook gave this turn maxBudgetUsd = 0; it must be more than 0 and at most 1000000 dollars" err &&
+	test ! -e fake/log.jsonl
+'
+
 test_done

@@ -81,3 +81,19 @@ T.test("the usage callback hears the estimate as it grows", function()
   T.eq(heard[1], 0.0075)
   near(heard[2], 0.015, "second estimate")
 end)
+
+T.test("a state file's turns in flight must hold numbers, and a plausible usage", function()
+  local runstate = require("raymond.runstate")
+  local function state(turns)
+    return '{"format":1,"id":"r","workflow":"/w","status":"running","launch":{},"steps":0,"agents":[],'
+      .. '"open_turns":' .. turns .. '}'
+  end
+  local rec = runstate.decode(state('{"k":{"agent":"main","usd":1,"seen":0.5}}'), "f.json")
+  T.eq(rec.open_turns.k.seen, 0.5)
+  local _, err = runstate.decode(state('{"k":{"usd":1,"seen":1e300}}'), "f.json")
+  T.has(err, "state file f.json is not a valid raymond state: open_turns.k.seen is not a turn's cost (0 to 1000 dollars)")
+  _, err = runstate.decode(state('{"k":{"usd":"1","seen":0}}'), "f.json")
+  T.has(err, "open_turns.k.usd should be a number, found string")
+  _, err = runstate.decode(state('[1]'), "f.json")
+  T.has(err, "open_turns.1 should be a table, found number")
+end)
