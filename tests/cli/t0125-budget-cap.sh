@@ -134,6 +134,21 @@ test_expect_success 'kill -9 during a turn: --resume counts that turn at the usa
 	state_json | grep -q "\"open_turns\":{}"
 '
 
+# evaluated_wf: START.md, evaluated by haiku, routes YES to SHIP.sh.
+evaluated_wf() {
+	mkdir -p wf &&
+	cat >wf/START.md <<-\EOS &&
+	---
+	evaluate:
+	  prompt: "Answer YES. {{output}}"
+	  routes:
+	    YES: SHIP
+	---
+	MOCK: reply fine <goto>SHIP</goto>\nMOCK: reply YES
+	EOS
+	printf "echo \"<result>shipped</result>\"\n" >wf/SHIP.sh
+}
+
 test_expect_success 'raymond.evaluate gets its share as --max-budget-usd and its cost counts' '
 	use_fake &&
 	cat >wf.START <<-\EOS &&
@@ -161,17 +176,7 @@ test_expect_success 'raymond.evaluate gets its share as --max-budget-usd and its
 
 test_expect_success 'raymond.evaluate is refused when the budget cannot pay for it, and the run stops' '
 	use_fake &&
-	mkdir -p wf &&
-	cat >wf/START.md <<-\EOS &&
-	---
-	evaluate:
-	  prompt: "Answer YES. {{output}}"
-	  routes:
-	    YES: SHIP
-	---
-	MOCK: reply fine <goto>SHIP</goto>\nMOCK: reply YES
-	EOS
-	printf "echo \"<result>shipped</result>\"\n" >wf/SHIP.sh &&
+	evaluated_wf &&
 	expect_status 3 "$RAYMOND" wf --budget 0.0125 >out 2>err &&
 	eq turns "$(wc -l <fake/log.jsonl)" 1 &&
 	grep -qF "budget exhausted: spent \$0.0075" err &&
@@ -202,21 +207,6 @@ test_expect_success 'an impossible cost from the CLI fails the run naming the va
 	raymond --resume "$(run_id)" --claude "$FAKE" >out 2>err &&
 	eq result "$(cat out)" ok
 '
-
-# evaluated_wf: START.md, evaluated by haiku, routes YES to SHIP.sh.
-evaluated_wf() {
-	mkdir -p wf &&
-	cat >wf/START.md <<-\EOS &&
-	---
-	evaluate:
-	  prompt: "Answer YES. {{output}}"
-	  routes:
-	    YES: SHIP
-	---
-	MOCK: reply fine <goto>SHIP</goto>\nMOCK: reply YES
-	EOS
-	printf "echo \"<result>shipped</result>\"\n" >wf/SHIP.sh
-}
 
 test_expect_success 'a PreTurn handler that spins while raymond.evaluate waits for it is stopped by the hook limits' '
 	use_fake &&
