@@ -256,17 +256,19 @@ function Run:open_turn(agent, key, turn)
       if not raymond.sleep(0.2) then return nil end
     until self.turns_closed ~= closed
   end
-  local cap = set.max_budget_usd or turn.max_budget_usd
-  if cap and turn.max_budget_usd then cap = math.min(cap, turn.max_budget_usd) end
+  local share, own = set.max_budget_usd, turn.max_budget_usd
+  local cap = share or own
+  if share and own then cap = math.min(share, own) end
   if cap and not (cap > 0 and cap <= 1e6) then
     self:fail(agent, string.format("a hook gave this turn maxBudgetUsd = %.17g; it must be more than 0 "
       .. "and at most 1000000 dollars", cap), nil, "fix the hook, then continue with: raymond --resume " .. self.rec.id)
     return nil
   end
   -- A cap from PreTurn is a share of something larger (the budget): a
-  -- turn that reaches it is continued, under a new PreTurn.
+  -- turn that reaches it is continued, under a new PreTurn.  PreState's
+  -- cap, when it is the lower, is the state's own and ends it.
   local entry = { usd = cap or 0, seen = 0, agent = agent and agent.id, cap = cap,
-                  shared = set.max_budget_usd ~= nil }
+                  shared = share ~= nil and (own == nil or share < own) }
   self.rec.open_turns[key] = entry
   raymond.mark_dirty()
   return entry

@@ -252,4 +252,19 @@ test_expect_success 'a PreTurn share that is not a positive amount is an error n
 	test ! -e fake/log.jsonl
 '
 
+test_expect_success 'a cap a PreState hook sets is the state'\''s own: reaching it fails the state, nothing is continued' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	MOCK: reply <result>ok</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return { PreState = function() return { maxBudgetUsd = 0.005 } end }
+	EOS
+	expect_status 1 "$RAYMOND" wf --budget 1 >out 2>err &&
+	grep -qF "the invocation reached its --max-budget-usd before it finished" err &&
+	eq turns "$(wc -l <fake/log.jsonl)" 1 &&
+	log 1 | grep -qF "\"--max-budget-usd\",\"0.0050\"" &&
+	near "$(run_cost)" 0.0075
+'
+
 test_done
