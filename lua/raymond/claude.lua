@@ -60,8 +60,8 @@ M.MAX_TURN_USD = 1000
 
 -- List prices in dollars per million tokens (input, output, cache read,
 -- cache write) by the family named in the model id, the dearest first:
--- an id that names none is priced as the dearest, so an estimate errs
--- towards spending less.
+-- an id that names none is priced as the dearest, so an estimate rather
+-- counts too much than too little.
 local PRICES = {
   { "fable", 10, 50, 1, 12.5 }, { "opus", 5, 25, 0.5, 6.25 },
   { "sonnet", 3, 15, 0.3, 3.75 }, { "haiku", 1, 5, 0.1, 1.25 },

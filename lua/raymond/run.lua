@@ -281,16 +281,17 @@ function Run:saw(entry, usd)
 end
 
 -- Close turn `key`, which ended with `out` (raymond.claude.outcome):
--- count its cost and tell the Cost hooks (not while the run is
--- stopping: the stop is decided already).  Returns false when the run
--- stopped or failed.
+-- count its cost and tell the Cost hooks.  Not while the run is
+-- stopping: how it ends is decided already, and a turn that finished
+-- meanwhile is still recorded as it would have been.  Returns false when
+-- a Cost hook stopped the run, or one failed.
 function Run:close_turn(agent, key, turn, out)
   local rec = self.rec
   rec.open_turns[key] = nil
   self.turns_closed = self.turns_closed + 1
   charge(rec, agent, out.cost)
   raymond.mark_dirty()
-  if raymond.stopping() then return false end
+  if raymond.stopping() then return true end
   return self:decide("Cost", agent, { turn = turn, cost_usd = out.cost, total_cost_usd = rec.cost,
     estimated = out.estimated == true, capped = out.kind == "budget" }) ~= nil
 end
