@@ -18,6 +18,8 @@
 -- happened in terms the engine acts on:
 --
 --   ok         result text, session id, cost
+--   budget     the turn reached its --max-budget-usd (the CLI's
+--              error_max_budget_usd); its cost is known
 --   transient  worth another attempt (API 429/5xx, connection, timeout, crash)
 --   limit      a usage limit, with the time it resets
 --   session    the planned session flags did not fit (crash recovery):
@@ -70,14 +72,74 @@ function M.argv(spec)
   return a
 end
 
+-- The most one turn may report as its cost, in dollars.  A turn runs
+-- under --max-budget-usd, which the CLI checks after each API call, so a
+-- real turn costs its cap plus one call; anything above this bound (or not
+-- a finite, non-negative number) is a fault of the child, not a price.
+M.MAX_TURN_USD = 1000
+
+-- List prices in dollars per million tokens (input, output, cache read,
+-- cache write) by the family named in the model id, the dearest first:
+-- an id that names none is priced as the dearest, so an estimate rather
+-- counts too much than too little.
+local PRICES = {
+  { "fable", 10, 50, 1, 12.5 }, { "opus", 5, 25, 0.5, 6.25 },
+  { "sonnet", 3, 15, 0.3, 3.75 }, { "haiku", 1, 5, 0.1, 1.25 },
+}
+
+local function tokens(u, k)
+  local v = u[k]
+  if type(v) ~= "number" or v ~= v or v < 0 or v > 1e9 then return 0 end
+  return v
+end
+
+-- What one API response with usage `u` cost, by the list price of `model`.
+function M.price(model, u)
+  local p = PRICES[1]
+  for _, row in ipairs(PRICES) do
+    if type(model) == "string" and model:find(row[1], 1, true) then p = row break end
+  end
+  return (tokens(u, "input_tokens") * p[2] + tokens(u, "output_tokens") * p[3]
+    + tokens(u, "cache_read_input_tokens") * p[4] + tokens(u, "cache_creation_input_tokens") * p[5]) / 1e6
+end
+
+-- A reported cost, or nil and how to name the bad value in a message.
+function M.check_cost(v)
+  if type(v) == "number" and v == v and v >= 0 and v <= M.MAX_TURN_USD then return v end
+  if type(v) == "number" then
+    local s = string.format("%.6g", v)
+    return nil, tonumber(s) == v and s or string.format("%.17g", v)
+  end
+  if type(v) == "string" then return nil, string.format("%q", #v > 40 and v:sub(1, 40) .. "..." or v) end
+  return nil, v == cjson.null and "null" or ("a " .. type(v))
+end
+
 -- A reader of stream-json lines.  `on_text(text)`, if given, receives
--- assistant text as it arrives.  Tags are searched in the final result
--- only, never in tool output, and each invocation's cost is counted once.
--- Only the last assistant text is kept (the result's stand-in when the CLI
--- died before its result line), so memory stays bounded however long the
--- turn.
-function M.reader(on_text)
-  local st = { cost = 0, bad_lines = 0 }
+-- assistant text as it arrives; `on_usage(usd)` the turn's estimated
+-- spend each time an API response's usage is seen.  Tags are searched in
+-- the final result only, never in tool output, and each invocation's cost
+-- is counted once.  Only the last assistant text is kept (the result's
+-- stand-in when the CLI died before its result line), so memory stays
+-- bounded however long the turn.
+--
+-- The estimate (st.seen) is what a turn without a trustworthy result
+-- cost is charged: the usage of every API response in the stream, priced
+-- at list prices.  Each response is counted once, by its message id.
+function M.reader(on_text, on_usage)
+  local st = { cost = 0, bad_lines = 0, seen = 0, seen_done = 0 }
+  local function usage(msg)
+    if type(msg.usage) ~= "table" then return end
+    if msg.id ~= st.msg_id then
+      st.seen_done = st.seen_done + (st.msg_usd or 0)
+      st.msg_id = msg.id
+    end
+    st.msg_usd = M.price(msg.model, msg.usage)
+    local seen = math.min(st.seen_done + st.msg_usd, M.MAX_TURN_USD)
+    if seen ~= st.seen then
+      st.seen = seen
+      if on_usage then on_usage(seen) end
+    end
+  end
   st.line = function(line, unterminated)
     if line == "" then return end
     local ok, obj = pcall(cjson.decode, line)
@@ -92,6 +154,7 @@ function M.reader(on_text)
     local kind = obj.type
     if kind == "assistant" and type(obj.message) == "table" then
       if type(obj.error) == "string" then st.assistant_error = obj.error end
+      usage(obj.message)
       for _, c in ipairs(type(obj.message.content) == "table" and obj.message.content or {}) do
         if type(c) == "table" and c.type == "text" and type(c.text) == "string" then
           st.last_text = c.text
@@ -104,8 +167,12 @@ function M.reader(on_text)
       st.subtype = obj.subtype
       st.is_error = obj.is_error == true
       if type(obj.api_error_status) == "number" then st.api_status = math.tointeger(obj.api_error_status) end
-      local cost = obj.total_cost_usd
-      if type(cost) == "number" and cost >= 0 and cost < math.huge then st.cost = cost end
+      if obj.total_cost_usd ~= nil then
+        local cost, bad = M.check_cost(obj.total_cost_usd)
+        st.cost, st.bad_cost = cost or st.seen, bad
+      else
+        st.cost = st.seen
+      end
       if type(obj.errors) == "table" then
         local e = {}
         for _, x in ipairs(obj.errors) do e[#e + 1] = tostring(x) end
@@ -159,8 +226,11 @@ end
 -- Classify a finished invocation.
 function M.outcome(res, st)
   local text = st.result or st.last_text or ""
-  local out = { session = st.session, cost = st.cost, text = text, stderr = res.stderr_tail or "",
-                duration = res.duration, exit = res.exit }
+  -- Without a result line the CLI said nothing of its cost: the turn is
+  -- charged the usage its stream showed.
+  local out = { session = st.session, cost = st.got_result and st.cost or st.seen, text = text,
+                stderr = res.stderr_tail or "", duration = res.duration, exit = res.exit,
+                estimated = not st.got_result or st.bad_cost ~= nil }
   if res.line_too_long then
     out.kind = "fatal"
     out.msg = string.format("the Claude Code CLI printed a stream-json line longer than %d MiB, "
@@ -169,6 +239,13 @@ function M.outcome(res, st)
     return out
   end
   if res.killed and not res.timed_out then out.kind = "stopped" return out end
+  if st.bad_cost then
+    out.kind = "fatal"
+    out.msg = string.format("the Claude Code CLI reported an impossible cost: total_cost_usd = %s "
+      .. "(a turn costs from 0 to %d dollars); the turn is counted at the usage it showed, $%.4f",
+      st.bad_cost, M.MAX_TURN_USD, st.seen)
+    return out
+  end
   if res.spawn_error then
     out.kind, out.msg = "fatal", "cannot run the Claude Code CLI: " .. res.spawn_error
     if res.spawn_error:find("no such file", 1, true) or res.spawn_error:find("permission denied", 1, true) then

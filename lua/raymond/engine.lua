@@ -323,6 +323,11 @@ function M.resume(opts)
   end
   local run, rerr = open_run(opts, ws, rec, scope)
   if not run then return nil, { msg = rerr } end
+  local lost, lost_usd = run:close_lost()
+  if lost > 0 then
+    console.progress("raymond: %d Claude turn(s) ended with the last process; counted at the usage they "
+      .. "showed: $%.4f", lost, lost_usd)
+  end
   local list = {}
   for i, a in ipairs(rec.agents) do list[i] = a.id .. " at " .. a.state end
   console.progress("raymond: resuming run %s: %s", id, table.concat(list, ", "))

@@ -21,11 +21,13 @@ local M = {}
 --   block       with decision = "block": the reply (or the transition)
 --               is refused; a markdown state is re-prompted
 --   transition  the decided transition is replaced by this one
---   note        text that goes with another field (a reason)
+--   note        text that goes with another field (a reason, the
+--               options a resume needs after a stop)
 --   set         copied onto the target
 M.fields = {
   continue = { type = "boolean", effect = "stop" },
   stopReason = { type = "string", effect = "note" },
+  resumeArgs = { type = "string", effect = "note" },
   decision = { type = "string", effect = "block", values = { block = true } },
   reason = { type = "string", effect = "note" },
   transition = { type = "table", effect = "transition" },
@@ -34,6 +36,7 @@ M.fields = {
   effort = { type = "string", effect = "set", key = "effort" },
   prompt = { type = "string", effect = "set", key = "prompt" },
   maxBudgetUsd = { type = "number", effect = "set", key = "max_budget_usd" },
+  waitForTurns = { type = "boolean", effect = "set", key = "wait_for_turns" },
 }
 
 -- Fields every event has; `agent` events also have the agent's.
@@ -51,8 +54,12 @@ M.list = {
   { name = "PostState", when = "after a state ran successfully (for markdown, after each turn)", agent = true,
     fields = { "kind", "output", "cost_usd", "duration", "exit_code", "frontmatter" },
     decisions = { "transition", "decision", "reason", "continue", "stopReason" } },
-  { name = "Cost", when = "after each Claude turn", agent = true,
-    fields = { "cost_usd", "total_cost_usd" }, decisions = { "continue", "stopReason" } },
+  { name = "PreTurn", when = "before each Claude turn is launched (raymond.evaluate's too)", agent = true,
+    fields = { "turn" }, decisions = { "maxBudgetUsd", "waitForTurns", "continue", "stopReason", "resumeArgs" } },
+  { name = "Cost", when = "after each Claude turn, also one that failed (not once the run is stopping)",
+    agent = true,
+    fields = { "turn", "cost_usd", "total_cost_usd", "estimated", "capped" },
+    decisions = { "continue", "stopReason", "resumeArgs" } },
   { name = "PreTransition", when = "the transition is decided, before it applies", agent = true,
     fields = { "transition" },
     decisions = { "transition", "decision", "reason", "continue", "stopReason", "additionalContext" } },

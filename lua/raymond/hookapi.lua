@@ -8,8 +8,11 @@
 -- Both yield to the event loop while they wait, so other agents go on.
 -- `timeout` is seconds without output (0: none); it never reaches past the
 -- hook call's own time limit.  evaluate is a stateless Claude turn (a
--- fresh session, nothing resumed); its cost is added to the run's, so the
--- budget sees it.  Commands run in the directory raymond was started from
+-- fresh session, nothing resumed), opened and closed like any turn of the
+-- run (raymond.run): PreTurn hooks give it its share of the budget, and
+-- its cost, even when it failed, is counted and told to the Cost hooks.
+-- A PreTurn or Cost handler cannot evaluate: that turn would need a
+-- PreTurn of its own.  Commands run in the directory raymond was started from
 -- unless `cwd` says otherwise.
 
 local raymond = require("raymond")
@@ -61,21 +64,32 @@ function M.new(run)
     if type(t) ~= "table" or type(t.prompt) ~= "string" then
       error("raymond.evaluate takes a table with a prompt: {prompt=, model=, timeout=}", 2)
     end
+    local inside = hooks.running()
+    if inside == "PreTurn" or inside == "Cost" then
+      error("raymond.evaluate cannot be called from a " .. inside .. " handler: its turn would need "
+        .. "a PreTurn of its own", 2)
+    end
     local launch = run.rec.launch
+    local timeout, cut = bounded(t.timeout or launch.timeout)
+    local agent, id = run:agent_now(), raymond.uuid()
+    local info = { id = id, purpose = "evaluate", model = t.model }
+    local entry = run:open_turn(agent, id, info)
+    if not entry then return nil, "the run is stopping" end
     local spec = {
       claude = launch.claude, model = t.model, effort = t.effort,
-      skip_permissions = launch.skip_permissions, session = { mode = "fresh", id = raymond.uuid() },
+      skip_permissions = launch.skip_permissions, session = { mode = "fresh", id = id },
+      max_budget_usd = entry.cap,
     }
-    local reader = claude.reader(nil)
-    local timeout, cut = bounded(t.timeout or launch.timeout)
+    local reader = claude.reader(nil, function(usd) run:saw(entry, usd) end)
     local res = executor.run(run, {
       argv = claude.argv(spec), stdin = t.prompt, timeout = timeout, lines = reader.line, lines_max = claude.LINE_MAX,
       name = "hook_evaluate", keep = { prompt = t.prompt },
     })
-    check_cut(res, cut)
     local out = claude.outcome(res, reader)
-    run.rec.cost = (run.rec.cost or 0) + (out.cost or 0)
-    raymond.mark_dirty()
+    info.max_budget_usd = entry.cap
+    local going = run:close_turn(agent, id, info, out)
+    check_cut(res, cut)
+    if not going then return nil, "the run is stopping" end
     if out.kind ~= "ok" then return nil, out.msg or ("evaluation " .. out.kind) end
     return text.trim(out.text), out.cost
   end

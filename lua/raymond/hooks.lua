@@ -284,6 +284,26 @@ function M.discover(scope, opts)
   return files
 end
 
+-- The event whose handlers are running in each coroutine.  A handler's
+-- raymond.evaluate emits PreTurn and Cost from inside it; those handlers
+-- run under the limits of the call that is already running (a coroutine
+-- has one limit at a time), which still bound all the code involved.
+local running = setmetatable({}, { __mode = "k" })
+
+-- The event being handled in this coroutine, or nil.
+function M.running()
+  return running[coroutine.running()]
+end
+
+local function call(fn, ev, nested)
+  if nested then
+    local ok, d = xpcall(fn, debug.traceback, ev)
+    if ok and type(d) == "table" then ok, d = pcall(plain_copy, d) end
+    return ok, d
+  end
+  return limited(fn, ev)
+end
+
 local function where(file, fn)
   local info = debug.getinfo(fn, "S")
   return string.format("%s:%d", file.name, info.linedefined)
@@ -296,16 +316,17 @@ function M.emit(set, name, ev)
   local merged = {}
   if not set then return merged end
   ev.hook_event_name = name
+  local co = coroutine.running()
+  local outer = running[co]
   for _, file in ipairs(set.files) do
     local fn = file.handlers[name]
     if fn then
-      local co = coroutine.running()
-      cut[co] = nil
-      -- limited(), written out: this is the path every transition takes.
-      local ok, d, why = limited_call(fn, ev, M.instructions, M.seconds)
-      if ok and type(d) == "table" then
-        ok, d, why = limited_call(plain_copy, d, M.instructions, M.seconds)
-      end
+      -- A nested emit (PreTurn inside raymond.evaluate) must not clear the
+      -- mark of the call it runs in.
+      if outer == nil then cut[co] = nil end
+      running[co] = name
+      local ok, d, why = call(fn, ev, outer ~= nil)
+      running[co] = outer
       local err
       -- A signal cut the call short, or a stop cut one of its waits: the
       -- run is stopping, nobody failed, and no decision of this event

@@ -16,7 +16,26 @@
 --
 -- and what is not saved: whether it failed or stopped, and when it began.
 -- Its methods are the run-wide acts: emit a hook event and act on the
--- decision, fail, stop, save, log a transition, finish.
+-- decision, fail, stop, save, log a transition, open and close a Claude
+-- turn, finish.
+--
+-- Turns and the budget.  Every Claude turn (a state's, a reminder, a
+-- retry, a hook's raymond.evaluate) is opened before it launches and
+-- closed after it ended, however it ended:
+--
+--   open   PreTurn hooks decide its cap (maxBudgetUsd, which becomes
+--          --max-budget-usd), have it wait until a turn in flight ends
+--          (waitForTurns), or stop the run; the cap is reserved in
+--          rec.open_turns, so turns in parallel see each other's
+--          reservations (run.reserved_usd in every event)
+--   close  the reservation is replaced by what the turn cost: the CLI's
+--          total_cost_usd, or, when it gave none (killed, crashed, an
+--          impossible value), the usage its stream showed; Cost hooks
+--          hear of it
+--
+-- A turn's entry keeps the usage seen so far, saved as it grows, so a
+-- turn lost with the process (kill -9) is closed at that usage when the
+-- run resumes (close_lost).
 
 local raymond = require("raymond")
 local console = require("raymond.console")
@@ -27,6 +46,12 @@ local transition = require("raymond.transition")
 
 local M = {}
 
+-- The exit status of a run that ended resumably without an error: a
+-- hook's stop (the budget, max_visits, loop detection) or a usage limit
+-- with --no-wait.  1 is an error, 130 an interrupt; 2 is kept for a run
+-- paused on a question.
+M.EXIT_STOPPED = 3
+
 local Run = {}
 Run.__index = Run
 
@@ -34,6 +59,9 @@ function M.new(fields)
   local run = setmetatable(fields, Run)
   run.t0 = raymond.clock()
   run.warned = {}
+  run.emitting = setmetatable({}, { __mode = "k" })
+  run.turns_closed = 0
+  run.rec.open_turns = run.rec.open_turns or {}
   return run
 end
 
@@ -53,8 +81,9 @@ function Run:event(agent, fields)
     run_id = rec.id,
     workflow = rec.workflow,
     run = { id = rec.id, data = rec.data, cost_usd = rec.cost or 0, budget_usd = rec.launch.budget,
-            max_repeats = rec.launch.max_repeats },
+            max_repeats = rec.launch.max_repeats, agents = #rec.agents },
   }
+  ev.run.reserved_usd, ev.run.open_turns = self:reserved()
   if agent then
     ev.agent_id = agent.id
     ev.state = agent.state
@@ -97,10 +126,12 @@ function Run:fail(agent, msg, detail, hint)
 end
 
 -- End the run cleanly before `agent`'s transition applies; --resume runs
--- the state again.
-function Run:stop(agent, why)
+-- the state again.  `resume_args`: options the resume command needs
+-- (a raised --budget), shown in the hint.
+function Run:stop(agent, why, resume_args)
   if self.stopped or self.failed then return end
   self.stopped = why
+  self.resume_args = resume_args
   self.rec.status = "stopped"
   self.rec.error = why
   console.say(string.format("raymond: %s%s\n", agent and ("[" .. agent.id .. "] ") or "", why))
@@ -113,7 +144,12 @@ end
 -- (the run then failed) or the run is stopping under it.
 function Run:emit(name, agent, fields)
   if not hooks.handles(self.hooks, name) then return {} end
+  -- Whose hook this is, for a raymond.evaluate it makes (Run:agent_now).
+  local co = coroutine.running()
+  local outer = self.emitting[co]
+  self.emitting[co] = agent or false
   local d, err = hooks.emit(self.hooks, name, self:event(agent, fields))
+  self.emitting[co] = outer
   if not d then
     -- A hook cut short by a stop has not failed: the run is stopping.
     if not raymond.stopping() then
@@ -153,7 +189,8 @@ function Run:decide(name, agent, fields, target)
   if not d then return nil end
   local v = events.verdict(d, target)
   if v == "stop" then
-    self:stop(agent, string.format("stopped by %s: %s", d.by or "a hook", d.stopReason or "a hook stopped the run"))
+    self:stop(agent, string.format("stopped by %s: %s", d.by or "a hook", d.stopReason or "a hook stopped the run"),
+      d.resumeArgs)
     return nil
   end
   if v == "block" then
@@ -180,6 +217,99 @@ function Run:pre_transition(agent, tr)
     if tr.pre then tr.pre.set = set end
   end
   return tr.pre or nil
+end
+
+-- The agent whose hook is running in this coroutine, or nil.
+function Run:agent_now()
+  return self.emitting[coroutine.running()] or nil
+end
+
+-- What the open turns hold: dollars reserved, and how many there are.
+function Run:reserved()
+  local usd, n = 0, 0
+  for _, t in pairs(self.rec.open_turns) do
+    usd, n = usd + t.usd, n + 1
+  end
+  return usd, n
+end
+
+local function charge(rec, agent, usd)
+  if agent then agent.cost = (agent.cost or 0) + usd end
+  rec.cost = (rec.cost or 0) + usd
+end
+
+-- Open turn `key` of `agent` (nil for a hook's evaluation outside any
+-- agent); `turn` is the event's turn table, and turn.max_budget_usd a
+-- cap already chosen (PreState), which PreTurn may lower.  Returns the
+-- turn's entry (entry.usd: its cap, 0 for none), or nil when the run
+-- stopped or failed.
+function Run:open_turn(agent, key, turn)
+  local set = {}
+  while true do
+    if not self:decide("PreTurn", agent, { turn = turn }, set) then return nil end
+    local _, open = self:reserved()
+    if not set.wait_for_turns or open == 0 then break end
+    -- Not now: ask again once a turn in flight has ended.
+    set = {}
+    local closed = self.turns_closed
+    repeat
+      if not raymond.sleep(0.2) then return nil end
+    until self.turns_closed ~= closed
+  end
+  local share, own = set.max_budget_usd, turn.max_budget_usd
+  local cap = share or own
+  if share and own then cap = math.min(share, own) end
+  if cap and not (cap > 0 and cap <= 1e6) then
+    self:fail(agent, string.format("a hook gave this turn maxBudgetUsd = %.17g; it must be more than 0 "
+      .. "and at most 1000000 dollars", cap), nil, "fix the hook, then continue with: raymond --resume " .. self.rec.id)
+    return nil
+  end
+  -- A cap from PreTurn is a share of something larger (the budget): a
+  -- turn that reaches it is continued, under a new PreTurn.  PreState's
+  -- cap, when it is the lower, is the state's own and ends it.
+  local entry = { usd = cap or 0, seen = 0, agent = agent and agent.id, cap = cap,
+                  shared = share ~= nil and (own == nil or share < own) }
+  self.rec.open_turns[key] = entry
+  raymond.mark_dirty()
+  return entry
+end
+
+-- The usage a turn's stream has shown so far (saved with the next save).
+function Run:saw(entry, usd)
+  entry.seen = usd
+  raymond.mark_dirty()
+end
+
+-- Close turn `key`, which ended with `out` (raymond.claude.outcome):
+-- count its cost and tell the Cost hooks.  Not while the run is
+-- stopping: how it ends is decided already, and a turn that finished
+-- meanwhile is still recorded as it would have been.  Returns false when
+-- a Cost hook stopped the run, or one failed.
+function Run:close_turn(agent, key, turn, out)
+  local rec = self.rec
+  rec.open_turns[key] = nil
+  self.turns_closed = self.turns_closed + 1
+  charge(rec, agent, out.cost)
+  raymond.mark_dirty()
+  if raymond.stopping() then return true end
+  return self:decide("Cost", agent, { turn = turn, cost_usd = out.cost, total_cost_usd = rec.cost,
+    estimated = out.estimated == true, capped = out.kind == "budget" }) ~= nil
+end
+
+-- Turns left open by a process that died: each is counted at the usage
+-- its stream had shown, and its reservation is dropped.  Returns how many
+-- and what they cost.
+function Run:close_lost()
+  local rec, n, usd = self.rec, 0, 0
+  local by_id = {}
+  for _, a in ipairs(rec.agents) do by_id[a.id] = a end
+  for key, t in pairs(rec.open_turns) do
+    local seen = tonumber(t.seen) or 0
+    charge(rec, by_id[t.agent], seen)
+    rec.open_turns[key] = nil
+    n, usd = n + 1, usd + seen
+  end
+  return n, usd
 end
 
 -- Returns true once the run is durable; on failure reports it and stops.
@@ -244,8 +374,9 @@ function Run:finish(crashed, signo)
     return 0
   end
   if rec.status == "stopped" then
-    console.progress("raymond: run %s stopped; continue with: raymond --resume %s", rec.id, rec.id)
-    return 0
+    raymond.stderr(string.format("raymond: run %s stopped; continue with: raymond --resume %s%s\n",
+      rec.id, rec.id, self.resume_args and (" " .. self.resume_args) or ""))
+    return M.EXIT_STOPPED
   end
   if rec.status == "interrupted" then
     console.say(string.format("raymond: run %s interrupted; continue with: raymond --resume %s\n",

@@ -191,6 +191,14 @@ function M.decode(text, path)
     run.fork_counters = opt(run.fork_counters, "table", "fork_counters") or {}
     for k, v in pairs(run.fork_counters) do run.fork_counters[k] = int(v, "fork_counters." .. k) end
     run.data = opt(run.data, "table", "data") or {}
+    for k, t in pairs(opt(run.open_turns, "table", "open_turns") or {}) do
+      expect(t, "table", "open_turns." .. tostring(k))
+      expect(t.usd, "number", "open_turns." .. tostring(k) .. ".usd")
+      expect(t.seen, "number", "open_turns." .. tostring(k) .. ".seen")
+      if not (t.seen >= 0 and t.seen <= 1000) then
+        error("open_turns." .. tostring(k) .. ".seen is not a turn's cost (0 to 1000 dollars)", 0)
+      end
+    end
     run.format = math.tointeger(run.format)
     integers(run, "state")
     if run.launch.timeout then run.launch.timeout = tonumber(run.launch.timeout) end

@@ -67,11 +67,11 @@ test_expect_success 'a hook can stop the run; agent.data counts survive --resume
 	  end,
 	}
 	EOS
-	raymond wf 2>err &&
+	expect_status 3 "$RAYMOND" wf 2>err &&
 	grep -q "stopped by .*hooks.lua:2: third visit" err &&
 	grep -q "\"status\":\"stopped\"" "$(state_file)" &&
 	grep -q "\"n\":3" "$(state_file)" &&
-	raymond --resume "$(run_id)" 2>err &&
+	expect_status 3 "$RAYMOND" --resume "$(run_id)" 2>err &&
 	grep -q "\"n\":6" "$(state_file)"
 '
 

@@ -102,7 +102,7 @@ test_expect_success 'workflows/team-budget switches to haiku once half the budge
 	copy_example team-budget &&
 	script team-budget/1_START.md "MOCK: reply <goto>REFINE</goto> || reply <goto>REFINE</goto> || reply <goto>REFINE</goto> || reply <result>done</result>" &&
 	script team-budget/REFINE.md "MOCK: reply <goto>1_START</goto>" &&
-	raymond team-budget --input tea --budget 0.02 >out 2>err &&
+	raymond team-budget --input tea --budget 0.04 >out 2>err &&
 	test "$(cat out)" = done &&
 	grep -q "switching to haiku" err &&
 	sed -n "1,3p" fake/log.jsonl | grep -c "claude-sonnet" | grep -qx 3 &&

@@ -353,25 +353,24 @@ test_expect_success 'cost: each turn is counted into the state file and the tran
 	has "(\$0.0075, run total \$0.0150)" <err
 '
 
-test_expect_success '--budget: each turn gets the rest as --max-budget-usd; the run stops once it is exceeded' '
+test_expect_success '--budget: each turn gets the rest as --max-budget-usd; no turn starts that the rest cannot pay for' '
 	use_fake &&
 	state START.md <<-\EOS &&
-	MOCK: reply <goto>START</goto> || reply <goto>START</goto> || reply <goto>START</goto> || reply <result>fin</result>
+	MOCK: reply 1 <goto>START</goto> || reply 2 <goto>START</goto> || reply 3 <goto>START</goto> || reply <result>fin</result>
 	EOS
-	raymond wf --budget 0.02 >out 2>err &&
-	calls 3 &&
+	expect_status 3 "$RAYMOND" wf --budget 0.02 >out 2>err &&
+	calls 2 &&
 	test ! -s out &&
-	has "budget exceeded: spent \$0.0225 of the \$0.02 budget" <err &&
+	# 0.0050 is left after two turns, less than the cent a turn needs.
+	has "budget exhausted: spent \$0.0150 and \$0.0000 reserved by 0 turn(s) in flight, of the \$0.02 budget; a turn needs at least \$0.01" <err &&
 	eq status "$(run_status)" stopped &&
 	argv 1 | has "\"--max-budget-usd\",\"0.0200\"" &&
 	argv 2 | has "\"--max-budget-usd\",\"0.0125\"" &&
-	# 0.0050 is left; hooks/budget.lua never asks for less than a cent.
-	argv 3 | has "\"--max-budget-usd\",\"0.0100\"" &&
 	s=$(log 1 | jstr session) &&
 	raymond --resume "$(run_id)" --budget 1 >out 2>err &&
 	eq stdout "$(cat out)" fin &&
 	calls 4 &&
-	argv 4 | has "\"--resume\",\"$s\",\"--max-budget-usd\",\"0.9775\"" &&
+	argv 3 | has "\"--resume\",\"$s\",\"--max-budget-usd\",\"0.9850\"" &&
 	eq status "$(run_status)" completed
 '
 
@@ -464,13 +463,13 @@ test_expect_success 'a usage limit waits until the reset, then goes on' '
 	{ { [ "$t" -ge 1000 ] && [ "$t" -lt 10000 ]; } || { echo "took $t ms"; false; }; }
 '
 
-test_expect_success 'with --no-wait a usage limit stops the run, naming the reset and raymond --resume' '
+test_expect_success 'with --no-wait a usage limit stops the run (exit 3), naming the reset and raymond --resume' '
 	use_fake &&
 	state START.md <<-\EOS &&
 	MOCK: limit 3600 || reply <result>ok</result>
 	EOS
 	# A run that waited for the reset instead would take an hour.
-	timeout 20 "$RAYMOND" wf --no-wait >out 2>err &&
+	expect_status 3 timeout 20 "$RAYMOND" wf --no-wait >out 2>err &&
 	calls 1 &&
 	test ! -s out &&
 	eq status "$(run_status)" stopped &&

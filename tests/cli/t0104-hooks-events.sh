@@ -492,8 +492,9 @@ test_expect_success 'continue=false from RunStart stops before anything runs; --
 	  RunStart = function() return { continue = false, stopReason = "not today" } end,
 	}
 	EOS
-	raymond wf 2>err &&
+	expect_status 3 "$RAYMOND" wf 2>err &&
 	grep "stopped by .*hooks.lua:2: not today" err &&
+	grep -qx "raymond: run $(run_id) stopped; continue with: raymond --resume $(run_id)" err &&
 	test ! -e ran &&
 	eq status "$(run_status)" stopped &&
 	raymond --resume "$(run_id)" --quiet >out &&
@@ -575,7 +576,7 @@ test_expect_success '--no-default-hooks: a budget that would stop the run no lon
 	more
 	MOCK: reply <result>done</result>
 	EOS
-	raymond wf --budget 0.01 2>err &&
+	expect_status 3 "$RAYMOND" wf --budget 0.01 2>err &&
 	grep -q "budget exceeded" err &&
 	eq status "$(run_status)" stopped &&
 	calls 1 &&
@@ -605,7 +606,7 @@ test_expect_success '--hooks with a relative path from another directory; the op
 	}
 	EOS
 	cd run &&
-	raymond ../proj/wf --hooks ../proj/hk/mine.lua --no-default-hooks 2>err &&
+	expect_status 3 "$RAYMOND" ../proj/wf --hooks ../proj/hk/mine.lua --no-default-hooks 2>err &&
 	grep -q "pause here" err &&
 	eq status "$(run_status)" stopped &&
 	id=$(run_id) &&
@@ -639,7 +640,7 @@ test_expect_success '--hooks given again on --resume replaces the kept ones' '
 		}
 		EOS
 	done &&
-	raymond wf --hooks first.lua 2>err &&
+	expect_status 3 "$RAYMOND" wf --hooks first.lua 2>err &&
 	eq status "$(run_status)" stopped &&
 	raymond --resume "$(run_id)" --hooks second.lua --quiet >out &&
 	eq result "$(cat out)" b &&

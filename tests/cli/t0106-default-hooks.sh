@@ -61,7 +61,7 @@ test_expect_success 'max_visits: 2 with on_max_visits: a self-loop runs exactly 
 	! grep -q "unknown frontmatter" err
 '
 
-test_expect_success 'max_visits without on_max_visits stops the run (exit 0, stopped, naming max_visits)' '
+test_expect_success 'max_visits without on_max_visits stops the run (exit 3, stopped, naming max_visits)' '
 	use_fake &&
 	state START.md <<-\EOS &&
 	---
@@ -70,7 +70,8 @@ test_expect_success 'max_visits without on_max_visits stops the run (exit 0, sto
 	the looping state
 	MOCK: reply one <goto>START</goto> || reply two <goto>START</goto> || reply three <goto>START</goto>
 	EOS
-	raymond wf 2>err &&
+	expect_status 3 "$RAYMOND" wf 2>err &&
+	grep -qx "raymond: run $(run_id) stopped; continue with: raymond --resume $(run_id)" err &&
 	grep "max_visits" err &&
 	grep -q "START.md reached max_visits (2)" err &&
 	calls 2 &&
@@ -206,7 +207,7 @@ test_expect_success 'loop detection: the same reply three times in a row stops t
 	the stuck state
 	MOCK: reply <goto>START</goto>
 	EOS
-	raymond wf 2>err &&
+	expect_status 3 "$RAYMOND" wf 2>err &&
 	calls 3 &&
 	grep "same reply 3 times" err &&
 	eq status "$(run_status)" stopped
@@ -229,7 +230,7 @@ test_expect_success 'loop detection: max_repeats: 0 turns it off, max_repeats: 4
 	eq "stuck turns" "$(prompts_with "the stuck state")" 5 &&
 	rm -rf .raymond fake && use_fake &&
 	sed -i "s/max_repeats: 0/max_repeats: 4/" wf/START.md &&
-	raymond wf 2>err &&
+	expect_status 3 "$RAYMOND" wf 2>err &&
 	grep "same reply 4 times" err &&
 	eq "stuck turns" "$(prompts_with "the stuck state")" 4 &&
 	eq status "$(run_status)" stopped
@@ -275,8 +276,9 @@ test_expect_success '--budget 0 disables the budget' '
 	MOCK-USAGE: 3000000 1000
 	MOCK: reply <result>spent</result>
 	EOS
-	raymond wf 2>err &&
+	expect_status 3 "$RAYMOND" wf 2>err &&
 	grep -q "budget exceeded" err &&
+	grep -qx "raymond: run $(run_id) stopped; continue with: raymond --resume $(run_id) --budget [0-9.]*" err &&
 	calls 1 &&
 	eq status "$(run_status)" stopped &&
 	rm -rf .raymond fake && use_fake &&

@@ -103,7 +103,7 @@ test_expect_success 'help: every command, option group, option and tag; on stdou
 	done &&
 	grep -qF "<print>TEXT</print> shows TEXT" help &&
 	grep -q "RAYMOND_WORKFLOW_ID" help &&
-	grep -q "^exit status: 0 completed (or stopped by a hook), 1 error, 130 interrupted" help &&
+	grep -q "^exit status: 0 completed, 1 error, 3 stopped (budget, hook, max_visits, loop;" help &&
 	grep -q "raymond workflows/hello --input world" help &&
 	grep -q "raymond run NAME" help &&
 	grep -q -- "--resume ID, --list, --status ID" help &&

@@ -145,8 +145,9 @@ test_expect_success 'the budget stops the run, naming spend and limit' '
 	MOCK-USAGE: 100000 1000
 	MOCK: reply <goto>START</goto>
 	EOS
-	raymond wf --budget 1 2>err &&
+	expect_status 3 "$RAYMOND" wf --budget 1 2>err &&
 	grep -q "budget exceeded: spent \$1\.[0-9]* of the \$1\.00 budget" err &&
+	grep -qx "raymond: run $(run_id) stopped; continue with: raymond --resume $(run_id) --budget 2.05" err &&
 	grep -q "\"status\":\"stopped\"" "$(state_file)" &&
 	test "$(requests_for "spend b1" | wc -l)" -ge 2
 '

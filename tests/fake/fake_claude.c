@@ -17,6 +17,11 @@
  *   counters/<hash>   line 1: how many invocations saw a MOCK line; line 2: it
  *   log.jsonl         one JSON object per invocation that reached the model
  *
+ *   spend             one line per answered API call: its cost in dollars
+ *
+ * --max-budget-usd is enforced as the CLI enforces it: checked after each
+ * API call, so the call that reaches the cap is paid in full.
+ *
  * As root, --dangerously-skip-permissions (or bypassPermissions) needs
  * IS_SANDBOX=1, as for the real CLI.  FAKE_CLAUDE_DELAY_MS sleeps that long
  * after the init line.  Exit status:
@@ -567,9 +572,9 @@ static void parse_args(void)
 /* ---- the run ---------------------------------------------------------- */
 
 enum { FMT_TEXT, FMT_JSON, FMT_STREAM };
-enum { S_NONE, S_REPLY, S_BASH, S_ERROR, S_LIMIT, S_HANG, S_LONG, S_UNKNOWN };
-/* as the mock API logs them */
-static const char *const STEP_NAMES[] = {"default", "reply", "bash", "error", "limit", "hang", "long", "unknown"};
+enum { S_NONE, S_REPLY, S_BASH, S_ERROR, S_LIMIT, S_HANG, S_LONG, S_UNKNOWN, S_CALLS };
+/* as the mock API logs them (`calls` is the fake's own) */
+static const char *const STEP_NAMES[] = {"default", "reply", "bash", "error", "limit", "hang", "long", "unknown", "calls"};
 
 static struct {
 	int fmt;
@@ -593,6 +598,9 @@ static struct {
 	double secs;
 	char claim[32]; /* limit: five_hour, seven_day, ... */
 	long long in_tok, out_tok;
+	long calls;          /* calls: how many API calls the turn makes */
+	double cap, spent;   /* --max-budget-usd (0: none); spent so far */
+	int answered;        /* API calls answered */
 	Buf line, result; /* the line being written; the result text */
 	size_t long_n;    /* long: how many "x" stand for LONG_MARK */
 } r;
@@ -877,6 +885,17 @@ static void choose_step(void)
 		for (size_t i = 0; ok && i < cw; i++)
 			ok = (cl[i] >= 'a' && cl[i] <= 'z') || (cl[i] >= '0' && cl[i] <= '9') || cl[i] == '_';
 		snprintf(r.claim, sizeof r.claim, "%.*s", ok ? (int)cw : 9, ok ? cl : "five_hour");
+	} else if (w == 5 && !strncmp(t, "calls", 5)) {
+		/* calls N => TEXT */
+		r.step = S_CALLS;
+		r.calls = (long)lead_number(rest, rn, true);
+		const char *x = strstr(rest, "=>");
+		if (x && x < rest + rn) {
+			const char *tx = x + 2;
+			size_t tn = (size_t)(rest + rn - tx);
+			trim(&tx, &tn);
+			unescape_nl(&r.text, tx, tn);
+		}
 	} else if (w == 4 && !strncmp(t, "hang", 4)) {
 		r.step = S_HANG;
 		r.secs = lead_number(rest, rn, false);
@@ -1126,10 +1145,29 @@ static void msg_usage(Buf *b, long long in, long long out)
 	      "\"output_tokens\":%lld,\"service_tier\":\"standard\"}", in, out);
 }
 
-/* An assistant message with one content block (JSON text in block). */
+/* An API call was answered: it is paid for (a line in
+ * $FAKE_CLAUDE_DIR/spend) before its message reaches the stream. */
+static void pay(void)
+{
+	static Buf p;
+	char line[64];
+	double c = call_cost();
+	r.answered++;
+	r.spent += c;
+	path(&p, "spend", NULL);
+	int fd = open(p.p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int n = snprintf(line, sizeof line, "%.17g\n", c);
+	if (fd < 0 || write(fd, line, (size_t)n) != n)
+		fail(2, "fake-claude: cannot write %s: %s", p.p, strerror(errno));
+	close(fd);
+}
+
+/* An assistant message with one content block (JSON text in block): one
+ * API call, paid for. */
 static void emit_assistant(const char *block, const char *stop)
 {
 	char id[48];
+	pay();
 	rid(id, sizeof id, "msg_fake_");
 	Buf *b = &r.line;
 	bs(b, "{\"type\":\"assistant\",\"message\":{\"id\":");
@@ -1223,6 +1261,38 @@ static void api_failure(int status, const char *kind)
 	out_line(false);
 	emit_result(true, status, 1, 0, 0, 0);
 	exit(1);
+}
+
+/* The result of a turn stopped by --max-budget-usd, as the CLI 2.1.197
+ * writes it: no result text, the cost of every call answered, the cap in
+ * `errors`. */
+static void budget_result(void)
+{
+	char u[37];
+	uuid4(u);
+	Buf *b = &r.line;
+	bf(b, "{\"type\":\"result\",\"subtype\":\"error_max_budget_usd\",\"duration_ms\":%lld,"
+	      "\"duration_api_ms\":0,\"is_error\":true,\"num_turns\":%d,\"stop_reason\":\"end_turn\","
+	      "\"session_id\":", (long long)(mono_ms() - r.t0), r.answered);
+	bj(b, r.sid);
+	bs(b, ",\"total_cost_usd\":");
+	bnum(b, r.spent);
+	bs(b, ",\"usage\":{\"input_tokens\":0,\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0,"
+	      "\"output_tokens\":0},\"modelUsage\":{},\"permission_denials\":[],\"fast_mode_state\":\"off\","
+	      "\"uuid\":");
+	bj(b, u);
+	bf(b, ",\"errors\":[\"Reached maximum budget ($%.15g)\"]}", r.cap);
+	out_line(true);
+}
+
+/* After an API call's message was printed: once the turn's cost reached
+ * --max-budget-usd, end it as the CLI does, with exit status 1. */
+static void call_done(void)
+{
+	if (r.cap > 0 && r.spent >= r.cap) {
+		budget_result();
+		exit(1);
+	}
 }
 
 static void step_error(void)
@@ -1345,6 +1415,8 @@ static void chomp(Buf *b)
 		b->p[--b->n] = 0;
 }
 
+static void step_reply(void);
+
 static void step_bash(void)
 {
 	char tid[48];
@@ -1356,6 +1428,7 @@ static void step_bash(void)
 	bjn(&blk, r.cmd.p, r.cmd.n);
 	bs(&blk, ",\"description\":\"Run the command\"}}");
 	emit_assistant(blk.p, "tool_use");
+	call_done();
 
 	bool is_error;
 	if (o.no_bash) {
@@ -1416,19 +1489,41 @@ static void step_bash(void)
 	free(se.p);
 	free(content.p);
 
-	emit_text(r.text.p ? r.text.p : "", r.text.n);
-	badd(&r.result, r.text.p ? r.text.p : "", r.text.n);
-	double c = call_cost(), total = 0;
-	total += c;
-	total += c;
-	emit_result(false, 0, 2, total, 2 * r.in_tok, 2 * r.out_tok);
+	step_reply();
 }
 
+/* The last call of a turn: the text, then the result. */
 static void step_reply(void)
 {
 	emit_text(r.text.p ? r.text.p : "", r.text.n);
+	call_done();
 	badd(&r.result, r.text.p ? r.text.p : "", r.text.n);
-	emit_result(false, 0, 1, 0 + call_cost(), r.in_tok, r.out_tok);
+	emit_result(false, 0, r.answered, r.spent, r.answered * r.in_tok, r.answered * r.out_tok);
+}
+
+/* calls N => TEXT: N-1 tool calls that do nothing, then TEXT; each call
+ * is paid as one API call. */
+static void step_calls(void)
+{
+	for (long i = 1; i < r.calls; i++) {
+		char tid[48];
+		rid(tid, sizeof tid, "toolu_fake_");
+		Buf blk = {0};
+		bs(&blk, "{\"type\":\"tool_use\",\"id\":");
+		bj(&blk, tid);
+		bs(&blk, ",\"name\":\"Bash\",\"input\":{\"command\":\"true\",\"description\":\"Nothing\"}}");
+		emit_assistant(blk.p, "tool_use");
+		free(blk.p);
+		call_done();
+		Buf *b = &r.line;
+		bs(b, "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":");
+		bj(b, tid);
+		bs(b, ",\"type\":\"tool_result\",\"content\":\"(Bash completed with no output)\",\"is_error\":false}]}");
+		tail();
+		bs(b, "}");
+		out_line(false);
+	}
+	step_reply();
 }
 
 int main(int argc, char **argv)
@@ -1463,6 +1558,7 @@ int main(int argc, char **argv)
 		double v = strtod(o.budget, &end);
 		if (!*o.budget || *end || !(v > 0))
 			fail(1, "Error: --max-budget-usd must be a positive number");
+		r.cap = v;
 	}
 	resolve_model();
 	static const char *const efforts[] = {"low", "medium", "high", "xhigh", "max", NULL};
@@ -1502,6 +1598,7 @@ int main(int argc, char **argv)
 	case S_ERROR: step_error(); break;
 	case S_LIMIT: step_limit(); break;
 	case S_BASH: step_bash(); break;
+	case S_CALLS: step_calls(); break;
 	case S_HANG:
 		sleep_s(r.secs);
 		r.text.n = 0;

@@ -109,16 +109,21 @@ local function plan(agent)
   return t
 end
 
+-- One launch of the CLI, opened and closed as a turn of the run (its
+-- budget share reserved before, its cost counted after, however it ended).
 local function spawn(run, agent, inv, turn)
   local launch = run.rec.launch
+  local info = { id = turn.id, purpose = "state", model = inv.model, max_budget_usd = inv.max_budget_usd }
+  local entry = run:open_turn(agent, turn.id, info)
+  if not entry then return { kind = "stopped", cost = 0 } end
   local spec = {
     claude = launch.claude or "claude", model = inv.model, effort = inv.effort,
-    skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = inv.max_budget_usd,
+    skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = entry.cap,
   }
   local argv = claude.argv(spec)
   local reader = claude.reader(not console.quiet and function(t)
     for line in t:gmatch("[^\n]+") do console.progress("[%s] %s", agent.id, line) end
-  end or nil)
+  end or nil, function(usd) run:saw(entry, usd) end)
   local res, step = executor.run(run, {
     argv = argv, stdin = inv.prompt, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line, lines_max = claude.LINE_MAX,
     name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt },
@@ -131,11 +136,16 @@ local function spawn(run, agent, inv, turn)
       session_mode = turn.mode, outcome = out.kind, message = out.msg,
     })
   end
+  info.max_budget_usd = entry.cap
+  if not run:close_turn(agent, turn.id, info, out) then return { kind = "stopped", cost = out.cost } end
+  out.shared = entry.shared
   return out
 end
 
--- One successful invocation (kind ok or budget), after retries, session
--- fixes and usage-limit waits; or nil and an error; or nil, nil.
+-- One successful invocation (kind ok, or budget when the turn reached a
+-- cap of its own), after retries, session fixes, usage-limit waits and
+-- continuations of a turn that used its share of the budget; or nil and
+-- an error; or nil, nil.
 local function invoke(run, agent, inv)
   local rec = run.rec
   local failures, fixes = 0, 0
@@ -148,10 +158,17 @@ local function invoke(run, agent, inv)
     end
     local turn = plan(agent)
     local out = spawn(run, agent, inv, turn)
-    if out.kind == "ok" or out.kind == "budget" then return out end
+    if out.kind == "ok" or (out.kind == "budget" and not out.shared) then return out end
     if out.kind == "stopped" then return nil, nil end
     if out.kind == "fatal" then return nil, { msg = out.msg, detail = console.tail(out.stderr, 10), hint = out.hint } end
-    if out.kind == "session" and fixes < 2 then
+    if out.kind == "budget" then
+      -- The turn used its share of the budget: it goes on in the same
+      -- session with a new share, until the budget cannot pay for one.
+      console.progress("[%s] %s: the turn used its share of the budget ($%.4f); continuing it", agent.id,
+        agent.state, out.cost)
+      agent.turn = { mode = "resume", id = turn.id, planned = turn.planned, from = turn.from }
+      raymond.mark_dirty()
+    elseif out.kind == "session" and fixes < 2 then
       fixes = fixes + 1
       local fix
       if out.reason == "in_use" then
@@ -193,15 +210,6 @@ local function invoke(run, agent, inv)
   end
 end
 
--- Count the cost of one invocation and let hooks (the budget) react.
-local function count(run, agent, out)
-  local rec = run.rec
-  agent.cost = (agent.cost or 0) + out.cost
-  rec.cost = (rec.cost or 0) + out.cost
-  raymond.mark_dirty()
-  return run:decide("Cost", agent, { cost_usd = out.cost, total_cost_usd = rec.cost }) ~= nil
-end
-
 -- An error table from invoke() or judge() as an outcome; nil: stopped.
 local function failed(err)
   if not err then return states.STOPPED end
@@ -237,7 +245,6 @@ function M.run(run, agent)
     -- becomes of the reply; a reply whose tags do not parse prints nothing.
     local parsed, printed = raymond.parse_tags(out.text)
     if parsed then console.print(printed) end
-    if not count(run, agent, out) then return states.STOPPED end
     if out.kind == "budget" then
       return states.error(out.msg .. " before it finished", nil, "raise --budget, then: raymond --resume " .. rec.id)
     end
