@@ -43,7 +43,7 @@ test_expect_success '--max-repeats N stops a loop after N identical replies' '
 	Again.
 	MOCK: reply <goto>START</goto>
 	EOS
-	raymond wf --quiet --max-repeats 2 >out 2>err &&
+	expect_status 3 raymond wf --quiet --max-repeats 2 >out 2>err &&
 	grep -qF "START.md produced the same reply 2 times in a row" err &&
 	calls 2 &&
 	grep -q "\"max_repeats\":2" "$(state_file)"
@@ -69,7 +69,7 @@ test_expect_success 'a state'"'"'s max_repeats wins over --max-repeats' '
 	Again.
 	MOCK: reply <goto>START</goto>
 	EOS
-	raymond wf --quiet --max-repeats 2 >out 2>err &&
+	expect_status 3 raymond wf --quiet --max-repeats 2 >out 2>err &&
 	grep -qF "START.md produced the same reply 4 times in a row" err &&
 	calls 4
 '
