@@ -60,6 +60,16 @@ end
 -- is the writer's own, so whatever was saved loads again.
 local MAX_DEPTH = raymond.JSON_MAX_DEPTH
 
+-- The integer a decoded number stands for, if it is one the writer can
+-- write back exactly (at most 2^53 either way, as src/json.c holds it);
+-- a larger whole number stays a float, which reads back as itself.
+local MAX_EXACT = 2 ^ 53
+
+local function exact_integer(v)
+  if v < -MAX_EXACT or v > MAX_EXACT then return nil end
+  return math.tointeger(v)
+end
+
 local function integers(t, where, depth)
   depth = depth or 1
   if depth > MAX_DEPTH then error(where .. " is nested too deeply", 0) end
@@ -68,7 +78,7 @@ local function integers(t, where, depth)
       if v ~= v or v == math.huge or v == -math.huge then
         error(string.format("%s.%s is not a finite number", where, tostring(k)), 0)
       end
-      t[k] = math.tointeger(v) or v
+      t[k] = exact_integer(v) or v
     elseif type(v) == "table" then
       integers(v, where .. "." .. tostring(k), depth + 1)
     end
@@ -130,8 +140,8 @@ end
 
 local function int(v, where)
   expect(v, "number", where)
-  local i = math.tointeger(v)
-  if not i then error(where .. " should be a whole number", 0) end
+  local i = exact_integer(v)
+  if not i then error(where .. " should be a whole number of at most 2^53", 0) end
   return i
 end
 

@@ -363,6 +363,20 @@ T.test("decode: top level not an object", function()
   T.has(decode_err("[]", "p"), "not a valid raymond state", "array")
 end)
 
+T.test("decode: a whole number past 2^53 loads as a float, and saves again as itself", function()
+  local text = '{"format":1,"id":"r","workflow":"/w","status":"failed","launch":{"timeout":9007199254740993600},'
+    .. '"steps":1,"agents":[],"data":{"n":1e300}}'
+  local run, err = runstate.decode(text, "big.json")
+  T.eq(err, nil, "decoded")
+  T.eq(math.type(run.launch.timeout), "float", "timeout stays a float")
+  local again = assert(runstate.encode(run))
+  local run2 = assert(runstate.decode(again, "again.json"))
+  T.eq(run2.launch.timeout, run.launch.timeout, "timeout")
+  T.eq(run2.data.n, 1e300, "data.n")
+  T.has(decode_err(mutated(function(r) r.steps = 2 ^ 60 end), "p"), "steps should be a whole number of at most 2^53",
+    "a count past 2^53")
+end)
+
 T.test("decode: a number JSON allows but a state cannot hold is refused", function()
   local text = '{"format":1,"id":"r","workflow":"/w","status":"failed","launch":{},"steps":1,'
     .. '"agents":[],"data":{"n":1e400}}'
