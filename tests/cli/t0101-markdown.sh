@@ -60,8 +60,6 @@ is_uuid() {
 		{ echo "not a uuid: '$1'"; return 1; }
 }
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # The status of the only run.
 run_status() { sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' "$(state_file)"; }
 
@@ -432,17 +430,17 @@ test_expect_success 'an authentication error stops the run at once with a hint a
 test_expect_success 'a turn silent for longer than --timeout is killed and retried' '
 	use_fake &&
 	state START.md <<-\EOS &&
-	MOCK: hang 20 || reply <result>ok</result>
+	MOCK: hang 300 || reply <result>ok</result>
 	EOS
 	t0=$(now_ms) &&
-	timeout 30 "$RAYMOND" wf --timeout 1 >out 2>err &&
+	timeout 120 "$RAYMOND" wf --timeout 1 >out 2>err &&
 	t=$(($(now_ms) - t0)) &&
 	eq stdout "$(cat out)" ok &&
 	calls 2 &&
 	eq "1 step" "$(log 1 | jstr step)" hang &&
 	has "no output for the inactivity limit" <err &&
 	has "retrying" <err &&
-	{ { [ "$t" -ge 1000 ] && [ "$t" -lt 10000 ]; } || { echo "took $t ms"; false; }; }
+	{ { [ "$t" -ge 1000 ] && [ "$t" -lt 60000 ]; } || { echo "took $t ms"; false; }; }
 '
 
 test_expect_success 'a usage limit waits until the reset, then goes on' '
@@ -451,13 +449,13 @@ test_expect_success 'a usage limit waits until the reset, then goes on' '
 	MOCK: limit 2 || reply <result>ok</result>
 	EOS
 	t0=$(now_ms) &&
-	timeout 30 "$RAYMOND" wf >out 2>err &&
+	timeout 120 "$RAYMOND" wf >out 2>err &&
 	t=$(($(now_ms) - t0)) &&
 	eq stdout "$(cat out)" ok &&
 	calls 2 &&
 	eq "1 step" "$(log 1 | jstr step)" limit &&
 	has "usage limit reached; waiting" <err &&
-	{ { [ "$t" -ge 1000 ] && [ "$t" -lt 10000 ]; } || { echo "took $t ms"; false; }; }
+	{ { [ "$t" -ge 1000 ] && [ "$t" -lt 60000 ]; } || { echo "took $t ms"; false; }; }
 '
 
 test_expect_success 'with --no-wait a usage limit stops the run, naming the reset and raymond --resume' '
@@ -466,7 +464,7 @@ test_expect_success 'with --no-wait a usage limit stops the run, naming the rese
 	MOCK: limit 3600 || reply <result>ok</result>
 	EOS
 	# A run that waited for the reset instead would take an hour.
-	timeout 20 "$RAYMOND" wf --no-wait >out 2>err &&
+	timeout 120 "$RAYMOND" wf --no-wait >out 2>err &&
 	calls 1 &&
 	test ! -s out &&
 	eq status "$(run_status)" stopped &&

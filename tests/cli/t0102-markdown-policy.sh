@@ -457,7 +457,7 @@ test_expect_success 'frontmatter timeout beats --timeout' '
 	---
 	timeout: 1
 	---
-	MOCK: hang 20 || reply <result>ok</result>
+	MOCK: hang 300 || reply <result>ok</result>
 	EOS
 	raymond wf --timeout 600 >out 2>err &&
 	eq stdout "$(cat out)" ok &&

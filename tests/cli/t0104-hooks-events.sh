@@ -28,7 +28,6 @@ calls() {
 check() { msg=$1; shift; "$@" || { echo "$msg"; return 1; }; }
 eq() { [ "$2" = "$3" ] || { printf '%s:\n  expected: %s\n  got:      %s\n' "$1" "$3" "$2"; return 1; }; }
 run_status() { sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' "$(state_file)"; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # A hook file (FILE, default evlog.lua) that appends one line per event to
 # ./events.log: NAME AGENT STATE [from FROM] [STATUS].

@@ -10,7 +10,6 @@ unset CLAUDECODE
 
 eq() { [ "$2" = "$3" ] || { printf '%s:\n  expected: %s\n  got:      %s\n' "$1" "$3" "$2"; return 1; }; }
 run_status() { sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' "$(state_file)"; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # hook BODY: wf/hooks.lua whose PreTransition runs BODY; BODY starts on line 3.
 hook() {

@@ -3,8 +3,6 @@
 # children that ignore SIGTERM, and the run resumes.
 . "$(dirname "$0")/lib.sh"
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # Agents whose states start children that ignore SIGTERM; each records
 # the pids of its group in pids/.
 stubborn_fanout() {

@@ -9,7 +9,6 @@
 unset CLAUDECODE
 FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 eq() { [ "$2" = "$3" ] || { printf '%s:\n  expected: %s\n  got:      %s\n' "$1" "$3" "$2"; return 1; }; }
 
 # hook BODY: wf/hooks.lua whose PreTransition first leaves the mark
