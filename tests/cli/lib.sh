@@ -73,7 +73,7 @@ wait_for_file() { wait_until "${2:-60}" test -e "$1"; }
 
 # wait_for_line FILE REGEX [SECONDS]: until a line of FILE matches the
 # extended regular expression REGEX.
-wait_for_line() { wait_until "${3:-60}" grep -Eq -- "$2" "$1"; }
+wait_for_line() { wait_until "${3:-60}" grep -Eqs -- "$2" "$1"; }
 
 # wait_for_exit PID [SECONDS]: until process PID (not necessarily a child
 # of this shell) has ended.
@@ -82,9 +82,12 @@ wait_for_exit() { wait_until "${2:-60}" not_running "$1"; }
 # is_running PID: the process exists and has not ended.  A zombie has
 # ended, whenever its reaper gets to it (orphans go to PID 1, which may be
 # slow to reap in a container).
+# It starts no process, so a loop of checks stays fast on a loaded machine.
 is_running() {
-	case "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d" " -f1)" in
-	"" | Z*) return 1 ;;
+	local stat
+	[ -n "$1" ] && { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+	case ${stat##*) } in
+	Z* | X*) return 1 ;;
 	esac
 }
 not_running() { ! is_running "$1"; }
