@@ -17,7 +17,7 @@
 # the slowest first, so that a long file does not end the run alone: each
 # file's time is kept in BUILD_DIR/test-times for the next run (a file
 # never timed counts as slow).  A file still running after
-# TEST_FILE_SECONDS (default 1200) is stopped, SIGTERM to its process
+# TEST_FILE_SECONDS (default 1800) is stopped, SIGTERM to its process
 # group and SIGKILL 10 s later, and counts as a failure that names it.
 #
 # Under `make check` the sanitizers write their reports to files here
@@ -28,7 +28,7 @@ build=$(cd "${1:-build}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc 2>/dev/null || echo 2)
 jobs=${TEST_JOBS:-$((cores > 2 ? cores : 2))}
-ceiling=${TEST_FILE_SECONDS:-1200}
+ceiling=${TEST_FILE_SECONDS:-1800}
 times="$build/test-times"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
