@@ -24,6 +24,10 @@
 # rather than to a test's stderr, where a test expecting exit status 1
 # could swallow them; every report counts as a failure.
 set -u
+if [ "${BASH_VERSINFO[0]}" -lt 5 ] || { [ "${BASH_VERSINFO[0]}" = 5 ] && [ "${BASH_VERSINFO[1]}" -lt 1 ]; }; then
+	echo "tests/run.sh: needs bash 5.1 or later (wait -n -p), this is $BASH_VERSION" >&2
+	exit 1
+fi
 build=$(cd "${1:-build}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc 2>/dev/null || echo 2)
