@@ -33,6 +33,18 @@ test_expect_success 'a hanging file is stopped at TEST_FILE_SECONDS and named as
 	wait_for_exit "$(cat child)"
 '
 
+test_expect_success 'SIGTERM to the runner stops the files it runs, with what they started' '
+	tree "t0001-hangs.sh=sleep 300 & echo \$! >$PWD/child; echo \$\$ >$PWD/shell.tmp; mv $PWD/shell.tmp $PWD/shell; wait" &&
+	{ bash tree/tests/run.sh build >out 2>&1 & } &&
+	runner=$! &&
+	wait_for_file shell &&
+	kill -TERM $runner &&
+	expect_status 130 wait $runner &&
+	test "$(tail -n 1 out)" = interrupted &&
+	wait_for_exit "$(cat shell)" &&
+	wait_for_exit "$(cat child)"
+'
+
 test_expect_success 'a file that exits non-zero without FAIL is a failure that names it' '
 	tree "t0001-crash.sh=echo PASS before; exit 3" &&
 	expect_status 1 runner &&
