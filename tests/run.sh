@@ -6,8 +6,8 @@
 # Unit tests (BUILD_DIR/tests/test_*), Lua tests (tests/lua/test_*.lua,
 # through BUILD_DIR/tests/luarun), CLI tests (tests/cli/t*.sh, against
 # BUILD_DIR/raymond) and end-to-end tests with the real Claude Code CLI
-# (tests/e2e/t*.sh, which install it on first use) each print PASS/FAIL
-# lines; this script counts them.
+# (tests/e2e/t*.sh, which install it once, see tests/e2e/setup.sh) each
+# print PASS/FAIL lines; this script counts them.
 # A test program that exits non-zero without printing FAIL counts as one
 # failure, so a crash is never silent.
 #
@@ -62,20 +62,20 @@ by_time() {
 # to a log and "PASSED FAILED SECONDS" to result/NAME.  The pid of its
 # `timeout`, which stops the file's whole process group, is in pid/NAME.
 run_one() {
-	local kind=$1 t=$2 name=$3 key log rc start secs
-	key=$(echo "$name" | tr / _)
+	local kind=$1 t=$2 name=$3 key=${3//\//_} log rc start tenths secs
 	log="$logs/$key.log"
 	case $kind in
 	unit) set -- "$t" ;;
 	lua) set -- "$build/tests/luarun" "$top/tests/lua/testing.lua" "$t" ;;
 	cli) set -- bash "$t" ;;
 	esac
-	start=$EPOCHREALTIME
+	start=${EPOCHREALTIME//[.,]/}
 	timeout -k 10 "$ceiling" "$@" >"$log" 2>&1 </dev/null &
 	echo $! >"$logs/pid/$key"
 	wait $!
 	rc=$?
-	secs=$(echo "$EPOCHREALTIME $start" | awk '{ printf "%.1f", $1 - $2 }')
+	tenths=$(( (${EPOCHREALTIME//[.,]/} - start) / 100000 ))
+	secs=$((tenths / 10)).$((tenths % 10))
 	if { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && [ "${secs%.*}" -ge "$ceiling" ]; then
 		echo "FAIL $name: still running after $ceiling s (TEST_FILE_SECONDS), stopped" >>"$log"
 	elif [ $rc -ne 0 ] && ! grep -q '^FAIL' "$log"; then
@@ -105,8 +105,8 @@ reap() {
 	name=${running[$pid]}
 	unset "running[$pid]"
 	done_count=$((done_count + 1))
-	read -r p f s <"$logs/result/$(echo "$name" | tr / _)"
-	rm -f "$logs/pid/$(echo "$name" | tr / _)"
+	read -r p f s <"$logs/result/${name//\//_}"
+	rm -f "$logs/pid/${name//\//_}"
 	printf '[%*d/%d] %s: %d passed, %d failed, %s s\n' \
 		${#total} "$done_count" "$total" "$name" "$p" "$f" "$s"
 	echo "$s $name" >>"$logs/times"

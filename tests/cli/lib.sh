@@ -81,8 +81,8 @@ wait_for_exit() { wait_until "${2:-60}" not_running "$1"; }
 
 # is_running PID: the process exists and has not ended.  A zombie has
 # ended, whenever its reaper gets to it (orphans go to PID 1, which may be
-# slow to reap in a container).
-# It starts no process, so a loop of checks stays fast on a loaded machine.
+# slow to reap in a container).  It starts no process, so a loop of checks
+# stays fast on a loaded machine.
 is_running() {
 	local stat
 	[ -n "$1" ] && { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
