@@ -319,7 +319,7 @@ test_expect_success 'hang SECONDS prints only the init line, sleeps, then replie
 	test $(($(now_ms) - t0)) -ge 1000 &&
 	test "$(jline result out | jstr result)" = "" &&
 	test "$(jline result out | jlit is_error)" = false &&
-	FAKE_CLAUDE_DIR=$PWD/fc "$FAKE" -p --output-format stream-json --verbose -- "MOCK: hang 300" </dev/null >out2 &
+	{ FAKE_CLAUDE_DIR=$PWD/fc "$FAKE" -p --output-format stream-json --verbose -- "MOCK: hang 300" </dev/null >out2 & } &&
 	pid=$! &&
 	wait_until 60 test -s out2 &&
 	jline system out2 &&
