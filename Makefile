@@ -12,6 +12,8 @@ PKGS    := lua5.4 lua5.4-cjson yaml-0.1 libuv libzip libcrypto
 SAN     ?=
 OPT     ?= -O2
 
+# Recursive (=), not :=, so that pkg-config runs when a recipe is expanded,
+# after the deps step has installed the packages it asks about.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -33,20 +35,22 @@ all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN) $(BUILD)/tests/fake
     $(BUILD)/tests/mkzip $(BUILD)/tests/faultfs.so
 
 # Installs what the build needs when it is missing; a no-op otherwise.
+# Every compile and link names it as an order-only prerequisite, so under
+# make -jN nothing runs the compiler before the packages are there.
 deps:
 	@sh tools/install-deps.sh
 
-$(BUILD)/raymond: $(OBJS)
+$(BUILD)/raymond: $(OBJS) | deps
 	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(PKG_LIBS) -lm
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) | deps $(BUILD)/obj
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -c -o $@ $<
 
 # The engine's Lua and the default hooks are compiled into the binary.
 $(BUILD)/gen/embedded.c: $(LUA_SRCS) tools/embed.sh | $(BUILD)/gen
 	sh tools/embed.sh $(LUA_SRCS) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c | $(BUILD)/obj
+$(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c | deps $(BUILD)/obj
 	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
 
 # Unit tests link the core.  The atomic file test interposes the system
@@ -54,25 +58,25 @@ $(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c | $(BUILD)/obj
 WRAP_test_atomicfile := -Wl,--wrap=write,--wrap=fsync,--wrap=rename,--wrap=close
 # The interrupt test counts a signal after the N-th read or write it sees.
 WRAP_test_interrupt := -Wl,--wrap=read,--wrap=pread,--wrap=write
-$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testlib.h $(CORE_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testlib.h $(CORE_OBJS) | deps $(BUILD)/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(CORE_OBJS) \
 	    $(WRAP_test_$*) $(LDFLAGS) $(PKG_LIBS) -lm
 
-$(BUILD)/tests/luarun: tests/unit/luarun.c $(CORE_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/luarun: tests/unit/luarun.c $(CORE_OBJS) | deps $(BUILD)/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(CORE_OBJS) \
 	    $(LDFLAGS) $(PKG_LIBS) -lm
 
 # A fast stand-in for the Claude Code CLI, for the CLI tests (libc only).
-$(BUILD)/tests/fake-claude: tests/fake/fake_claude.c | $(BUILD)/tests
+$(BUILD)/tests/fake-claude: tests/fake/fake_claude.c | deps $(BUILD)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
 # Builds zip archives for the CLI tests; a fresh machine has no zip command.
-$(BUILD)/tests/mkzip: tests/fake/mkzip.c | $(BUILD)/tests
+$(BUILD)/tests/mkzip: tests/fake/mkzip.c | deps $(BUILD)/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS)
 
 # Makes write, fsync or rename fail on demand (LD_PRELOAD), for disk tests.
 # Built without sanitizers: it is preloaded into the binary under test.
-$(BUILD)/tests/faultfs.so: tests/fault/faultfs.c | $(BUILD)/tests
+$(BUILD)/tests/faultfs.so: tests/fault/faultfs.c | deps $(BUILD)/tests
 	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -o $@ $< -ldl
 
 $(BUILD)/obj $(BUILD)/gen $(BUILD)/tests:

@@ -65,6 +65,52 @@ chain() {
 	export CHAIN_LOG=$PWD/chain.log
 }
 
+# Waiting.  A test waits for an event (a file, a line, a process gone),
+# never for a stretch of time: these poll every 20 ms up to a ceiling of
+# SECONDS (default 60), far above what the event takes even on a loaded
+# machine, and say what they waited for when it never came.
+
+# wait_until SECONDS CMD...: run CMD until it succeeds, up to SECONDS.
+wait_until() {
+	local limit=$1 end
+	shift
+	end=$(( ${EPOCHREALTIME//[.,]/} + limit * 1000000 ))
+	until "$@"; do
+		if [ "${EPOCHREALTIME//[.,]/}" -ge "$end" ]; then
+			echo "waited ${limit} s for: $*"
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
+# wait_for_file PATH [SECONDS]: until PATH exists.
+wait_for_file() { wait_until "${2:-60}" test -e "$1"; }
+
+# wait_for_line FILE REGEX [SECONDS]: until a line of FILE matches the
+# extended regular expression REGEX.
+wait_for_line() { wait_until "${3:-60}" grep -Eqs -- "$2" "$1"; }
+
+# wait_for_exit PID [SECONDS]: until process PID (not necessarily a child
+# of this shell) has ended.
+wait_for_exit() { wait_until "${2:-60}" not_running "$1"; }
+
+# is_running PID: the process exists and has not ended.  A zombie has
+# ended, whenever its reaper gets to it (orphans go to PID 1, which may be
+# slow to reap in a container).  It starts no process, so a loop of checks
+# stays fast on a loaded machine.
+is_running() {
+	local stat
+	[ -n "$1" ] && { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+	case ${stat##*) } in
+	Z* | X*) return 1 ;;
+	esac
+}
+not_running() { ! is_running "$1"; }
+
+# now_ms: the wall clock in milliseconds, to measure how long an event took.
+now_ms() { echo $(( ${EPOCHREALTIME//[.,]/} / 1000 )); }
+
 # two_step: a workflow wf/ of START.sh -> B.sh -> result "b"; B.sh
 # leaves a mark (b-ran) when it runs.
 two_step() {
@@ -115,4 +161,10 @@ FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 use_fake() {
 	mkdir -p fake &&
 	export RAYMOND_CLAUDE="$FAKE" FAKE_CLAUDE_DIR=$PWD/fake
+}
+
+# calls N: the fake was invoked exactly N times.
+calls() {
+	got=$(cat fake/log.jsonl 2>/dev/null | wc -l) &&
+	[ "$got" -eq "$1" ] || { echo "expected $1 invocations, got $got:"; cat fake/log.jsonl; return 1; }
 }

@@ -3,9 +3,6 @@
 # stack, and forks (fan-out, worker ids, variables, concurrency).
 . "$(dirname "$0")/lib.sh"
 
-# Milliseconds since the epoch, for timing assertions.
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 test_expect_success 'goto input= reaches the next state and is cleared after it' '
 	state START.sh <<-\EOS &&
 	echo "<goto input=\"from start\">B</goto>"
@@ -326,9 +323,11 @@ test_expect_success 'fork counters are never reused across fork steps of one par
 	echo "<result>w</result>"
 	EOS
 	state WAIT1.sh <<-\EOS &&
-	# let the first worker finish before forking again
-	i=0; while [ ! -e "$OUT/id.main_w1" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-	sleep 0.2
+	# let the first worker end (leave the run) before forking again
+	for _ in $(seq 1200); do
+		"$RAYMOND" --status "$RAYMOND_WORKFLOW_ID" --json | grep -q "\"id\":\"main_w1\"" || break
+		sleep 0.05
+	done
 	echo "<fork next=\"SECOND\">W</fork>"
 	echo "<fork>OTHER</fork>"
 	EOS
@@ -354,11 +353,12 @@ test_expect_success 'the run ends when its last agent ends and prints only main 
 	echo "<fork next=\"END\">SLOW</fork>"
 	EOS
 	state SLOW.sh <<-\EOS &&
-	sleep 0.5
+	for _ in $(seq 1200); do [ -e "$OUT/main-ended" ] && break; sleep 0.05; done
 	touch "$OUT/slow-done"
 	echo "<result>worker result</result>"
 	EOS
 	state END.sh <<-\EOS &&
+	touch "$OUT/main-ended"
 	echo "<result>main result</result>"
 	EOS
 	export OUT=$PWD &&
@@ -368,25 +368,26 @@ test_expect_success 'the run ends when its last agent ends and prints only main 
 	grep -q "\"status\":\"completed\"" "$(state_file)"
 '
 
-test_expect_success 'workers run concurrently: two 1 s workers take well under 2 s' '
+test_expect_success 'workers run concurrently: each sees the other running' '
 	state START.sh <<-\EOS &&
 	echo "<fork>W</fork>"
 	echo "<fork>W</fork>"
 	echo "<goto>END</goto>"
 	EOS
 	state W.sh <<-\EOS &&
-	sleep 1
+	touch "$OUT/running.$RAYMOND_AGENT_ID"
+	for _ in $(seq 1200); do [ "$(ls "$OUT" | grep -c "^running\.")" = 2 ] && break; sleep 0.05; done
+	ls "$OUT" | grep "^running\." >"$OUT/seen.$RAYMOND_AGENT_ID"
 	echo "<result>w</result>"
 	EOS
 	state END.sh <<-\EOS &&
 	echo "<result>end</result>"
 	EOS
-	t0=$(now_ms) &&
+	export OUT=$PWD &&
 	raymond wf --quiet >/dev/null &&
-	t1=$(now_ms) &&
-	echo "elapsed $((t1 - t0)) ms" &&
-	test $((t1 - t0)) -ge 1000 &&
-	test $((t1 - t0)) -lt 1900
+	printf "%s\n" running.main_w1 running.main_w2 >want &&
+	diff want seen.main_w1 &&
+	diff want seen.main_w2
 '
 
 test_expect_success 'a long-running worker does not hold up the main agent' '
@@ -394,9 +395,9 @@ test_expect_success 'a long-running worker does not hold up the main agent' '
 	echo "<fork next=\"MAIN2\">W</fork>"
 	EOS
 	state W.sh <<-\EOS &&
-	# wait (at most 5 s) for a file that only the main agent next state makes
+	# wait (at most 60 s) for a file that only the main agent next state makes
 	i=0
-	while [ ! -e "$OUT/main-progressed" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+	while [ ! -e "$OUT/main-progressed" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
 	if [ -e "$OUT/main-progressed" ]; then echo saw >"$OUT/worker"; else echo timeout >"$OUT/worker"; fi
 	echo "<result>w</result>"
 	EOS

@@ -24,6 +24,26 @@ fail_with_output() {
 	expect_status 1 raymond wf --quiet >out 2>err
 }
 
+# stopped_fast STATUS CMD...: CMD exits with STATUS (stdout in out, stderr
+# in err) long before the 300 s its states would take: within 30 s.
+stopped_fast() {
+	local want=$1 t0 took
+	shift
+	t0=$(now_ms)
+	expect_status "$want" "$@" >out 2>err || { cat err; return 1; }
+	took=$(( $(now_ms) - t0 ))
+	echo "ended after $took ms"
+	[ "$took" -lt 30000 ] || { cat err; return 1; }
+}
+
+# stopped PIDFILE: the process whose pid PIDFILE holds has ended.
+stopped() {
+	wait_for_exit "$(cat "$1")" && return 0
+	echo "process $(cat "$1") ($1) was not stopped"
+	kill "$(cat "$1")"
+	return 1
+}
+
 test_expect_success 'a script exiting non-zero fails the run with its last stderr lines' '
 	state START.sh <<-\EOS &&
 	for i in $(seq 1 40); do echo "stderr line $i" >&2; done
@@ -166,7 +186,8 @@ test_expect_success 'an error in a worker names the worker agent' '
 	echo "<goto>MISSING</goto>"
 	EOS
 	state B.sh <<-\EOS &&
-	sleep 0.3
+	# still running when the worker fails, which stops it
+	sleep 300
 	echo "<result>b</result>"
 	EOS
 	expect_status 1 raymond wf --quiet >out 2>err &&
@@ -175,7 +196,7 @@ test_expect_success 'an error in a worker names the worker agent' '
 
 test_expect_success 'the inactivity timeout message names the limit' '
 	state START.sh <<-\EOS &&
-	sleep 5
+	sleep 300
 	echo "<result>late</result>"
 	EOS
 	expect_status 1 raymond wf --quiet --timeout 1 >out 2>err &&
@@ -186,32 +207,21 @@ test_expect_success 'the inactivity timeout fails fast and kills the process gro
 	state START.sh <<-\EOS &&
 	sleep 300 &
 	echo $! >"$OUT/child.pid"
-	sleep 30
+	sleep 300
 	echo "<result>late</result>"
 	EOS
 	export OUT=$PWD &&
-	start=$(date +%s) &&
-	expect_status 1 raymond wf --quiet --timeout 1 >out 2>err &&
-	elapsed=$(($(date +%s) - start)) &&
-	cat err &&
-	test "$elapsed" -le 5 &&
+	stopped_fast 1 raymond wf --quiet --timeout 1 &&
 	head -n 1 err | grep -q "^raymond: error: wf/START.sh (agent main): .*no output for" &&
-	pid=$(cat child.pid) &&
-	i=0 &&
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done &&
-	if kill -0 "$pid" 2>/dev/null; then
-		echo "background child $pid survived the timeout"
-		kill "$pid"
-		exit 1
-	fi
+	stopped child.pid
 '
 
 test_expect_success 'the timeout is for silence, not total time' '
 	state START.sh <<-\EOS &&
-	for i in 1 2 3 4 5; do echo "working $i"; sleep 0.4; done
+	for i in 1 2 3 4 5 6 7 8; do echo "working $i"; sleep 0.5; done
 	echo "<result>finished</result>"
 	EOS
-	raymond wf --quiet --timeout 1 >out &&
+	raymond wf --quiet --timeout 3 >out &&
 	test "$(cat out)" = finished
 '
 
@@ -347,10 +357,10 @@ test_expect_success 'resuming an unknown run id fails' '
 '
 test_expect_success 'output on stderr also counts as activity for the timeout' '
 	state START.sh <<-\EOS &&
-	for i in 1 2 3 4 5; do echo "still working $i" >&2; sleep 0.4; done
+	for i in 1 2 3 4 5 6 7 8; do echo "still working $i" >&2; sleep 0.5; done
 	echo "<result>finished</result>"
 	EOS
-	raymond wf --quiet --timeout 1 >out &&
+	raymond wf --quiet --timeout 3 >out &&
 	test "$(cat out)" = finished
 '
 
@@ -359,30 +369,20 @@ test_expect_success 'when one agent fails, the states other agents run are stopp
 	echo "<fork next=\"SLOW\">W</fork>"
 	EOS
 	state W.sh <<-\EOS &&
-	sleep 0.3
+	# fail while SLOW runs
+	for _ in $(seq 1200); do [ -e "$OUT/slow.pid" ] && break; sleep 0.05; done
 	exit 5
 	EOS
 	state SLOW.sh <<-\EOS &&
-	echo $$ >"$OUT/slow.pid"
-	sleep 30
+	echo $$ >"$OUT/slow.pid.tmp" && mv "$OUT/slow.pid.tmp" "$OUT/slow.pid"
+	sleep 300
 	echo "<result>slow</result>"
 	EOS
 	export OUT=$PWD &&
-	start=$(date +%s) &&
-	expect_status 1 raymond wf --quiet >out 2>err &&
-	elapsed=$(($(date +%s) - start)) &&
-	cat err &&
-	test "$elapsed" -le 5 &&
+	stopped_fast 1 raymond wf --quiet &&
 	expect_error W.sh main_w1 "exited with status 5" &&
 	test ! -s out &&
-	pid=$(cat slow.pid) &&
-	i=0 &&
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done &&
-	if kill -0 "$pid" 2>/dev/null; then
-		echo "the other state $pid was not stopped"
-		kill "$pid"
-		exit 1
-	fi
+	stopped slow.pid
 '
 
 test_expect_success 'other names of the wider protocol are unknown tags, not ignored' '

@@ -41,17 +41,15 @@ test_expect_success 'print text split across reads is shown whole' '
 test_expect_success 'print text appears before the state ends' '
 	state START.sh <<-\EOS &&
 	echo "<print>early bird</print>"
-	# wait (at most 5 s) for the test to see the text
+	# wait (at most 60 s) for the test to see the text
 	i=0
-	while [ ! -e "$OUT/seen-it" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+	while [ ! -e "$OUT/seen-it" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
 	if [ -e "$OUT/seen-it" ]; then echo "<result>in time</result>"; else echo "<result>too late</result>"; fi
 	EOS
 	export OUT=$PWD &&
 	raymond wf --quiet >out 2>err &
 	pid=$! &&
-	i=0 &&
-	while ! grep -q "early bird" out 2>/dev/null && [ $i -lt 80 ]; do sleep 0.05; i=$((i + 1)); done &&
-	if grep -q "early bird" out; then touch seen-it; fi &&
+	if wait_for_line out "early bird" 50; then touch seen-it; fi &&
 	wait $pid &&
 	cat out &&
 	printf "%s\n" "early bird" "in time" >want &&
@@ -213,7 +211,7 @@ test_expect_success 'scripts read stdin from /dev/null and do not see CLAUDECODE
 	echo "<result>$got ${CLAUDECODE-unset}</result>"
 	EOS
 	export CLAUDECODE=1 &&
-	echo "from the terminal" | raymond wf --quiet --timeout 5 >out &&
+	echo "from the terminal" | raymond wf --quiet --timeout 60 >out &&
 	test "$(cat out)" = "eof unset"
 '
 test_done

@@ -2,13 +2,6 @@
 # Resuming: after errors, Ctrl-C, locks, and with bad state files.
 . "$(dirname "$0")/lib.sh"
 
-# wait_for FILE: up to 5 s for FILE to exist.
-wait_for() {
-	for _ in $(seq 1 100); do [ -e "$1" ] && return 0; sleep 0.05; done
-	echo "timed out waiting for $1"
-	return 1
-}
-
 # SLOW.sh waits (in a child of its own) until go exists, then ends.
 slow_workflow() {
 	state START.sh <<-\EOS
@@ -18,7 +11,7 @@ slow_workflow() {
 	echo "ran" >>"$OLDPWD_RUNS"
 	sleep 300 & echo $! >child.pid
 	touch started
-	for _ in $(seq 1 200); do [ -e go ] && break; sleep 0.05; done
+	for _ in $(seq 1 1200); do [ -e go ] && break; sleep 0.05; done
 	kill %1
 	echo "<result>slow done</result>"
 	EOS
@@ -29,14 +22,13 @@ test_expect_success 'SIGINT stops the run with 130, kills the state, and --resum
 	export OLDPWD_RUNS=$PWD/runs
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
-	wait_for started &&
+	wait_for_file started &&
 	child=$(cat child.pid) &&
 	kill -INT $pid &&
 	expect_status 130 wait $pid &&
 	grep -q "interrupted; continue with: raymond --resume" err &&
 	grep -q "\"status\":\"interrupted\"" "$(state_file)" &&
-	for _ in $(seq 1 60); do kill -0 "$child" 2>/dev/null || break; sleep 0.05; done &&
-	! kill -0 "$child" 2>/dev/null &&
+	wait_for_exit "$child" &&
 	rm -f started && touch go &&
 	raymond --resume "$(run_id)" --quiet >out &&
 	test "$(cat out)" = "slow done" &&
@@ -48,7 +40,7 @@ test_expect_success 'SIGTERM behaves like SIGINT' '
 	export OLDPWD_RUNS=$PWD/runs
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
-	wait_for started &&
+	wait_for_file started &&
 	kill -TERM $pid &&
 	expect_status 130 wait $pid &&
 	grep -q "\"status\":\"interrupted\"" "$(state_file)"
@@ -59,7 +51,7 @@ test_expect_success 'a second process cannot drive the same run' '
 	export OLDPWD_RUNS=$PWD/runs
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
-	wait_for started &&
+	wait_for_file started &&
 	expect_status 1 raymond --resume "$(run_id)" 2>err2 &&
 	grep -q "being driven by another raymond process" err2 &&
 	touch go &&
@@ -164,7 +156,7 @@ test_expect_success '--list with no runs says so' '
 
 test_expect_success 'options given on --resume override the launch options' '
 	state START.sh <<-\EOS &&
-	if [ -e fixed ]; then sleep 3; echo "<result>x</result>"; else exit 1; fi
+	if [ -e fixed ]; then sleep 300; echo "<result>x</result>"; else exit 1; fi
 	EOS
 	expect_status 1 raymond wf --quiet 2>/dev/null &&
 	touch fixed &&

@@ -101,22 +101,25 @@ hold_at_5() {
 	state STEP.sh <<-\EOS
 	n=$RAYMOND_INPUT
 	echo "start $n" >>"$CHAIN_LOG"
-	if [ "$n" = 5 ]; then while [ ! -e "$CHAIN_LOG.go" ]; do sleep 0.05; done; fi
+	if [ "$n" = 5 ]; then
+		echo $$ >"$CHAIN_LOG.tmp" && mv "$CHAIN_LOG.tmp" "$CHAIN_LOG.pid5"
+		while [ ! -e "$CHAIN_LOG.go" ]; do sleep 0.05; done
+	fi
 	if [ "$n" -ge 6 ]; then echo "<result>finished at $n</result>"; else echo "<goto input=\"$((n + 1))\">STEP</goto>"; fi
 	EOS
 	export CHAIN_LOG=$PWD/chain.log
 }
 
-# kill_at_5: start the chain, kill -9 raymond once step 5 runs, let it end.
+# kill_at_5: start the chain, kill -9 raymond once step 5 runs, let that
+# step end.
 kill_at_5() {
 	"$RAYMOND" wf/STEP.sh --input 1 --quiet --no-debug >/dev/null 2>&1 &
 	pid=$!
-	i=0
-	while ! grep -qx "start 5" "$CHAIN_LOG" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	wait_for_file "$CHAIN_LOG.pid5" || return 1
 	kill -9 "$pid"
 	wait "$pid" 2>/dev/null || true
 	touch "$CHAIN_LOG.go"
-	sleep 0.2
+	wait_for_exit "$(cat "$CHAIN_LOG.pid5")"
 }
 
 test_expect_success 'after kill -9 the state file may lag, --status --json does not' '

@@ -4,8 +4,6 @@
 # limits, hangs and the invocation log.  JSON is read with grep and sed only.
 . "$(dirname "$0")/lib.sh"
 
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
-
 # fake ARGS... -- PROMPT: the fake as raymond runs it (stdin /dev/null),
 # with its state in $FAKE_CLAUDE_DIR, by default ./fc.
 fake() {
@@ -28,7 +26,6 @@ approx() {
 		{ echo "expected about $2, got '$1'"; return 1; }
 }
 is_uuid() { echo "$1" | grep -Eqx '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 U1=11111111-1111-4111-8111-111111111111
 U2=22222222-2222-4222-8222-222222222222
@@ -320,9 +317,9 @@ test_expect_success 'hang SECONDS prints only the init line, sleeps, then replie
 	test $(($(now_ms) - t0)) -ge 1000 &&
 	test "$(jline result out | jstr result)" = "" &&
 	test "$(jline result out | jlit is_error)" = false &&
-	FAKE_CLAUDE_DIR=$PWD/fc "$FAKE" -p --output-format stream-json --verbose -- "MOCK: hang 30" </dev/null >out2 &
+	{ FAKE_CLAUDE_DIR=$PWD/fc "$FAKE" -p --output-format stream-json --verbose -- "MOCK: hang 300" </dev/null >out2 & } &&
 	pid=$! &&
-	for i in $(seq 100); do [ -s out2 ] && break; sleep 0.05; done &&
+	wait_until 60 test -s out2 &&
 	jline system out2 &&
 	kill -TERM $pid &&
 	expect_status 143 wait $pid &&

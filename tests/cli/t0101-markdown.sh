@@ -5,15 +5,8 @@
 # ($FAKE_CLAUDE_DIR/log.jsonl, one JSON line per invocation) with grep/sed.
 . "$(dirname "$0")/lib.sh"
 
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 export RAYMOND_RETRY_DELAY=0.05 RAYMOND_LIMIT_MARGIN=0
 unset CLAUDECODE
-
-# use_fake: run markdown states with the fake, its state in ./fake.
-use_fake() {
-	mkdir -p fake &&
-	export RAYMOND_CLAUDE="$FAKE" FAKE_CLAUDE_DIR=$PWD/fake
-}
 
 # jstr KEY / jnum KEY / jlit KEY: the value of the last "KEY" on each input
 # line: a string without escaped quotes, a number, or true/false/null.
@@ -26,12 +19,6 @@ jlit() { sed -n "s/.*\"$1\":\(true\|false\|null\)[,}].*/\1/p"; }
 log() { sed -n "${1}p" fake/log.jsonl; }
 logp() { grep -F "\"prompt\":\"$1" fake/log.jsonl; }
 argv() { log "$1" | sed -n 's/^{"argv":\(\[.*\]\),"cwd":.*/\1/p'; }
-
-# calls N: the fake was invoked exactly N times.
-calls() {
-	got=$(cat fake/log.jsonl 2>/dev/null | wc -l) &&
-	[ "$got" -eq "$1" ] || { echo "expected $1 invocations, got $got:"; cat fake/log.jsonl; return 1; }
-}
 
 # run_fails ARGS...: raymond ARGS exits with status 1; its output goes to out
 # and err.
@@ -59,8 +46,6 @@ is_uuid() {
 	echo "$1" | grep -Eqx '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}' ||
 		{ echo "not a uuid: '$1'"; return 1; }
 }
-
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # The status of the only run.
 run_status() { sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' "$(state_file)"; }
@@ -435,17 +420,17 @@ test_expect_success 'an authentication error stops the run at once with a hint a
 test_expect_success 'a turn silent for longer than --timeout is killed and retried' '
 	use_fake &&
 	state START.md <<-\EOS &&
-	MOCK: hang 20 || reply <result>ok</result>
+	MOCK: hang 300 || reply <result>ok</result>
 	EOS
 	t0=$(now_ms) &&
-	timeout 30 "$RAYMOND" wf --timeout 1 >out 2>err &&
+	timeout 120 "$RAYMOND" wf --timeout 1 >out 2>err &&
 	t=$(($(now_ms) - t0)) &&
 	eq stdout "$(cat out)" ok &&
 	calls 2 &&
 	eq "1 step" "$(log 1 | jstr step)" hang &&
 	has "no output for the inactivity limit" <err &&
 	has "retrying" <err &&
-	{ { [ "$t" -ge 1000 ] && [ "$t" -lt 10000 ]; } || { echo "took $t ms"; false; }; }
+	{ { [ "$t" -ge 1000 ] && [ "$t" -lt 60000 ]; } || { echo "took $t ms"; false; }; }
 '
 
 test_expect_success 'a usage limit waits until the reset, then goes on' '
@@ -454,13 +439,13 @@ test_expect_success 'a usage limit waits until the reset, then goes on' '
 	MOCK: limit 2 || reply <result>ok</result>
 	EOS
 	t0=$(now_ms) &&
-	timeout 30 "$RAYMOND" wf >out 2>err &&
+	timeout 120 "$RAYMOND" wf >out 2>err &&
 	t=$(($(now_ms) - t0)) &&
 	eq stdout "$(cat out)" ok &&
 	calls 2 &&
 	eq "1 step" "$(log 1 | jstr step)" limit &&
 	has "usage limit reached; waiting" <err &&
-	{ { [ "$t" -ge 1000 ] && [ "$t" -lt 10000 ]; } || { echo "took $t ms"; false; }; }
+	{ { [ "$t" -ge 1000 ] && [ "$t" -lt 60000 ]; } || { echo "took $t ms"; false; }; }
 '
 
 test_expect_success 'with --no-wait a usage limit stops the run (exit 3), naming the reset and raymond --resume' '
@@ -469,7 +454,7 @@ test_expect_success 'with --no-wait a usage limit stops the run (exit 3), naming
 	MOCK: limit 3600 || reply <result>ok</result>
 	EOS
 	# A run that waited for the reset instead would take an hour.
-	expect_status 3 timeout 20 "$RAYMOND" wf --no-wait >out 2>err &&
+	expect_status 3 timeout 120 "$RAYMOND" wf --no-wait >out 2>err &&
 	calls 1 &&
 	test ! -s out &&
 	eq status "$(run_status)" stopped &&

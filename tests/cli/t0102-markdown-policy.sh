@@ -5,15 +5,8 @@
 # Checks read the fake's log ($FAKE_CLAUDE_DIR/log.jsonl) with grep/sed.
 . "$(dirname "$0")/lib.sh"
 
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 export RAYMOND_RETRY_DELAY=0.05 RAYMOND_LIMIT_MARGIN=0
 unset CLAUDECODE
-
-# use_fake: run markdown states with the fake, its state in ./fake.
-use_fake() {
-	mkdir -p fake &&
-	export RAYMOND_CLAUDE="$FAKE" FAKE_CLAUDE_DIR=$PWD/fake
-}
 
 # jstr KEY / jnum KEY / jlit KEY: the value of the last "KEY" on each input
 # line: a string without escaped quotes, a number, or true/false/null.
@@ -25,12 +18,6 @@ jlit() { sed -n "s/.*\"$1\":\(true\|false\|null\)[,}].*/\1/p"; }
 # starts with LABEL.
 log() { sed -n "${1}p" fake/log.jsonl; }
 logp() { grep -F "\"prompt\":\"$1" fake/log.jsonl; }
-
-# calls N: the fake was invoked exactly N times.
-calls() {
-	got=$(cat fake/log.jsonl 2>/dev/null | wc -l) &&
-	[ "$got" -eq "$1" ] || { echo "expected $1 invocations, got $got:"; cat fake/log.jsonl; return 1; }
-}
 
 # run_fails ARGS...: raymond ARGS exits with status 1; its output goes to out
 # and err.
@@ -457,7 +444,7 @@ test_expect_success 'frontmatter timeout beats --timeout' '
 	---
 	timeout: 1
 	---
-	MOCK: hang 20 || reply <result>ok</result>
+	MOCK: hang 300 || reply <result>ok</result>
 	EOS
 	raymond wf --timeout 600 >out 2>err &&
 	eq stdout "$(cat out)" ok &&

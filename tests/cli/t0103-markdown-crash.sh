@@ -8,14 +8,14 @@ use_fake() {
 	mkdir -p fake
 }
 
-# wait_lines FILE N: up to 5 s for FILE to have N lines.
-wait_lines() {
-	for _ in $(seq 1 100); do
-		[ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		sleep 0.05
-	done
-	echo "timed out waiting for $2 lines in $1"
-	return 1
+# has_lines FILE N: FILE has N lines or more.
+has_lines() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
+
+# The fake claudes of this test still running (orphans of a killed
+# raymond): the processes whose environment names its folder.
+fakes() {
+	grep -lzx "FAKE_CLAUDE_DIR=$PWD/fake" /proc/[0-9]*/environ 2>/dev/null |
+		sed "s|/proc/\([0-9]*\)/environ|\1|"
 }
 
 log_session() { sed -n "${1}p" fake/log.jsonl | sed -n 's/.*"session":"\([^"]*\)".*/\1/p'; }
@@ -28,11 +28,11 @@ test_expect_success 'kill -9 mid-turn, then --resume continues the same session'
 	EOS
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
-	wait_lines fake/log.jsonl 1 &&
+	wait_until 60 has_lines fake/log.jsonl 1 &&
 	first=$(log_session 1) &&
 	state_json | grep -q "\"turn\":{[^}]*\"id\":\"$first\"" &&
 	kill -9 $pid &&
-	sleep 2.5 &&
+	for p in $(fakes); do wait_for_exit $p || exit 1; done &&
 	raymond --resume "$(run_id)" --quiet >out &&
 	test "$(cat out)" = finished &&
 	test "$(wc -l <fake/log.jsonl)" = 2 &&

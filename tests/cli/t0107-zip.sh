@@ -105,12 +105,12 @@ test_expect_success '--resume checks the archive is still there and unchanged' '
 test_expect_success 'a copy left by a killed run is replaced on --resume and removed at the end' '
 	make_flow &&
 	export OLDPWD_LOG=$PWD/log &&
-	printf "%s\n" "touch started; for _ in \$(seq 1 100); do [ -e go ] && break; sleep 0.05; done" \
+	printf "%s\n" "touch started; for _ in \$(seq 1 1200); do [ -e go ] && break; sleep 0.05; done" \
 		"echo \"<result>after kill</result>\"" >flow/B.sh &&
 	zip_single flow.zip
 	"$RAYMOND" flow.zip --quiet >out 2>err &
 	pid=$!
-	for _ in $(seq 1 100); do [ -e started ] && break; sleep 0.05; done &&
+	wait_for_file started &&
 	ls -d .raymond/extract/*/ >/dev/null &&
 	kill -9 $pid && wait $pid 2>/dev/null; rm -f started &&
 	touch go &&

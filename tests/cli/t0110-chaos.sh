@@ -34,6 +34,8 @@ chaos_workflow() {
 	EOS
 }
 
+run_saved() { [ -n "$(run_id 2>/dev/null)" ]; }
+
 # The workers' current states on disk, as "<agent> S<n>" lines.
 current_states() {
 	raymond --status "$(run_id)" | sed -n 's/^  \(main_[a-z]*[0-9]*\) at [A-Z]*\([0-9]\)\..*/\1 S\2/p'
@@ -50,10 +52,13 @@ test_expect_success "50 agents killed $KILLS times match an uninterrupted run" '
 	for t in $(seq 1 $KILLS); do
 		if [ $t = 1 ]; then
 			"$RAYMOND" wf --quiet --no-debug >/dev/null 2>&1 &
+			pid=$!
+			# A kill before the run is saved leaves nothing to resume.
+			wait_until 60 run_saved || exit 1
 		else
 			"$RAYMOND" --resume "$(run_id)" --quiet --no-debug >/dev/null 2>&1 &
+			pid=$!
 		fi
-		pid=$!
 		sleep "0.$(printf "%03d" $((RANDOM % 220 + 30)))"
 		kill -9 $pid 2>/dev/null
 		wait $pid 2>/dev/null

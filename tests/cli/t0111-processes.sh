@@ -3,7 +3,6 @@
 # session of its own, and the program execvp would find.
 . "$(dirname "$0")/lib.sh"
 
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 unset CLAUDECODE
 
 test_expect_success 'a script starts with no signal ignored or blocked, stdin empty, in its own session' '

@@ -53,7 +53,7 @@ test_expect_success 'raymond resume ID and raymond --resume ID continue a run' '
 	expect_status 1 raymond run wf --workflow-id r1 --quiet 2>/dev/null &&
 	expect_status 1 raymond run wf --workflow-id r2 --quiet 2>/dev/null &&
 	touch fixed &&
-	raymond resume r1 --quiet --timeout 5 >out1 &&
+	raymond resume r1 --quiet --timeout 60 >out1 &&
 	test "$(cat out1)" = fixed &&
 	raymond --resume r2 --quiet >out2 &&
 	test "$(cat out2)" = fixed &&

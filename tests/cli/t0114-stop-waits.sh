@@ -7,9 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 unset CLAUDECODE
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 eq() { [ "$2" = "$3" ] || { printf '%s:\n  expected: %s\n  got:      %s\n' "$1" "$3" "$2"; return 1; }; }
 
 # hook BODY: wf/hooks.lua whose PreTransition first leaves the mark
@@ -38,8 +36,7 @@ ends_within_2s() {
 stopped_within() {
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
-	for _ in $(seq 1 1200); do [ -e "$2" ] && break; sleep 0.05; done
-	test -e "$2" || { echo "never reached $2"; cat err; kill -9 $pid; return 1; }
+	wait_for_file "$2" || { echo "never reached $2"; cat err; kill -9 $pid; return 1; }
 	ends_within_2s "$1"
 }
 
@@ -83,8 +80,7 @@ test_expect_success 'SIGTERM ends the wait for a usage limit to reset at once' '
 	: a line of its own, so that only raymond goes to the background
 	"$RAYMOND" wf >out 2>err &
 	pid=$!
-	for _ in $(seq 1 1200); do grep -q "usage limit reached; waiting" err 2>/dev/null && break; sleep 0.05; done
-	grep -q "usage limit reached; waiting" err || { echo "the run never waited"; cat err; kill -9 $pid; false; }
+	wait_for_line err "usage limit reached; waiting" || { echo "the run never waited"; cat err; kill -9 $pid; false; }
 	ends_within_2s TERM
 '
 

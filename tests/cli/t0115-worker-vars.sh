@@ -4,7 +4,6 @@
 # taken, from a model, a script, or a hand-edited state file.
 . "$(dirname "$0")/lib.sh"
 
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 export RAYMOND_RETRY_DELAY=0.05
 unset CLAUDECODE
 

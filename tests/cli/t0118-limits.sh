@@ -3,20 +3,8 @@
 # takes --max-repeats; --max-agents caps the live agents of a run.
 . "$(dirname "$0")/lib.sh"
 
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 export RAYMOND_RETRY_DELAY=0.05
 unset CLAUDECODE
-
-use_fake() {
-	mkdir -p fake &&
-	export RAYMOND_CLAUDE="$FAKE" FAKE_CLAUDE_DIR=$PWD/fake
-}
-
-# calls N: the fake was invoked exactly N times.
-calls() {
-	got=$(cat fake/log.jsonl 2>/dev/null | wc -l) &&
-	[ "$got" -eq "$1" ] || { echo "expected $1 invocations, got $got:"; cat fake/log.jsonl; return 1; }
-}
 
 test_expect_success 'max_visits with on_max_visits wins over loop detection on identical replies' '
 	use_fake &&

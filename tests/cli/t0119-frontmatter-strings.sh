@@ -4,20 +4,8 @@
 # boolean are typed, and a value of the wrong type is a clear error.
 . "$(dirname "$0")/lib.sh"
 
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 export RAYMOND_RETRY_DELAY=0.05
 unset CLAUDECODE
-
-use_fake() {
-	mkdir -p fake &&
-	export RAYMOND_CLAUDE="$FAKE" FAKE_CLAUDE_DIR=$PWD/fake
-}
-
-# calls N: the fake was invoked exactly N times.
-calls() {
-	got=$(cat fake/log.jsonl 2>/dev/null | wc -l) &&
-	[ "$got" -eq "$1" ] || { echo "expected $1 invocations, got $got:"; cat fake/log.jsonl; return 1; }
-}
 
 test_expect_success 'a target written 007 names the state 007' '
 	use_fake &&

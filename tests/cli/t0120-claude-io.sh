@@ -8,12 +8,6 @@
 export RAYMOND_RETRY_DELAY=0.05 RAYMOND_LIMIT_MARGIN=0
 unset CLAUDECODE IS_SANDBOX
 
-# calls N: the fake reached the model exactly N times.
-calls() {
-	got=$(cat fake/log.jsonl 2>/dev/null | wc -l) &&
-	[ "$got" -eq "$1" ] || { echo "expected $1 invocations, got $got"; return 1; }
-}
-
 run_fails() {
 	expect_status 1 "$RAYMOND" "$@" >out 2>err ||
 		{ echo "expected exit status 1: raymond $*"; sed "s/^/err: /" err; return 1; }

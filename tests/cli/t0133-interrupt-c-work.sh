@@ -11,7 +11,6 @@
 
 MKZIP="$(dirname "$RAYMOND")/tests/mkzip"
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # big.zip: START.sh and 16 files of 24 MiB of zeros.
 big_zip() {

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 
 unset CLAUDECODE
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 
 # START -> B -> result b, unless a hook routes START to FAILED; each state
 # appends its name to the file path.

@@ -7,7 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 
 unset CLAUDECODE
-FAKE=$(dirname "$RAYMOND")/tests/fake-claude
 
 # The payload: clear the screen (CSI 2J), write the clipboard (OSC 52),
 # ring the bell, and overwrite text with a backspace and a carriage return.

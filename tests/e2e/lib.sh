@@ -13,11 +13,12 @@
 #   '
 #   test_done
 #
-# e2e_setup runs setup.sh (installs the pinned CLI if needed), starts one
-# mock API for the whole script and exports the environment that points the
-# CLI at it (see below); RAYMOND_CLAUDE names the real `claude`.  The mock
-# counts MOCK lines for its whole life, so give every test its own MOCK
-# lines (e.g. put the test's name in the reply).  Its EXIT trap stops only
+# e2e_setup runs setup.sh (installs the pinned CLI unless it is in the
+# cache, see setup.sh), starts one mock API for the whole script and
+# exports the environment that points the CLI at it (see below);
+# RAYMOND_CLAUDE names the real `claude`.  The mock counts MOCK lines for
+# its whole life, so give every test its own MOCK lines (e.g. put the
+# test's name in the reply).  Its EXIT trap stops only
 # the mock it started (by pid) and then runs the EXIT trap that was set
 # before (tests/cli/lib.sh removes TEST_ROOT).
 #
@@ -69,6 +70,7 @@ MOCK_PORT=
 E2E_ROOT=
 _e2e_prev_exit=
 _e2e_own_root=
+_e2e_claude=
 
 # Stop the mock this shell started (only that pid).
 e2e_stop_mock() {
@@ -78,6 +80,12 @@ e2e_stop_mock() {
 		MOCK_PID=
 	fi
 	return 0
+}
+
+# True once the mock has printed its port (then in MOCK_PORT) or exited.
+mock_started() {
+	MOCK_PORT=$(sed -n 's/^PORT \([0-9][0-9]*\)$/\1/p' "$E2E_ROOT/mock.port" 2>/dev/null)
+	[ -n "$MOCK_PORT" ] || ! kill -0 "$MOCK_PID" 2>/dev/null
 }
 
 _e2e_exit() {
@@ -91,7 +99,12 @@ _e2e_exit() {
 }
 
 e2e_setup() {
-	"$E2E_DIR/setup.sh" || { echo "e2e_setup: tests/e2e/setup.sh failed" >&2; return 1; }
+	# Once per script: a second call may come after HOME has changed,
+	# and setup.sh finds its cache through HOME.
+	if [ -z "$_e2e_claude" ]; then
+		_e2e_claude=$("$E2E_DIR/setup.sh") ||
+			{ echo "e2e_setup: tests/e2e/setup.sh failed" >&2; return 1; }
+	fi
 	if [ -n "$MOCK_PID" ]; then
 		echo "e2e_setup: a mock is already running (pid $MOCK_PID)" >&2
 		return 1
@@ -119,22 +132,10 @@ e2e_setup() {
 	node "$E2E_DIR/mockapi.js" --log "$MOCK_LOG" --ppid "$BASHPID" \
 		>"$E2E_ROOT/mock.port" 2>"$E2E_ROOT/mock.err" &
 	MOCK_PID=$!
-	local i=0
-	MOCK_PORT=
-	while [ $i -lt 200 ]; do
-		MOCK_PORT=$(sed -n 's/^PORT \([0-9][0-9]*\)$/\1/p' "$E2E_ROOT/mock.port")
-		[ -n "$MOCK_PORT" ] && break
-		if ! kill -0 "$MOCK_PID" 2>/dev/null; then
-			echo "e2e_setup: mockapi.js exited:" >&2
-			cat "$E2E_ROOT/mock.err" >&2
-			MOCK_PID=
-			return 1
-		fi
-		sleep 0.05
-		i=$((i + 1))
-	done
+	wait_until 60 mock_started >/dev/null
 	if [ -z "$MOCK_PORT" ]; then
-		echo "e2e_setup: mockapi.js printed no port in 10 s" >&2
+		echo "e2e_setup: mockapi.js printed no port (waited up to 60 s):" >&2
+		cat "$E2E_ROOT/mock.err" >&2
 		e2e_stop_mock
 		return 1
 	fi
@@ -155,7 +156,7 @@ e2e_setup() {
 	export DISABLE_TELEMETRY=1
 	export CLAUDE_CODE_MAX_RETRIES=0
 	export IS_SANDBOX=1
-	export RAYMOND_CLAUDE="$E2E_DIR/node_modules/.bin/claude"
+	export RAYMOND_CLAUDE="$_e2e_claude"
 	export MOCK_LOG MOCK_PORT
 }
 

@@ -130,6 +130,8 @@ test_expect_success 'limit with an API key is a plain 429' '
 	test -z "$(jsonl out "d.type == \"rate_limit_event\"")"
 '
 
+has_a_line() { [ "$(wc -l <"$1")" -ge 1 ]; }
+
 check_hang() {
 	one_result 'r.result === "" && !r.is_error' &&
 	same "$(logged t6 'd.step' | tr '\n' ' ')" "hang empty-followup "
@@ -141,7 +143,7 @@ check_hang() {
 test_expect_success 'hang 3: nothing after init for 3 s, then an empty result' '
 	{ claude_p -- "MOCK: hang 3 (t6)" >out 2>err & } &&
 	pid=$! &&
-	for _ in $(seq 1 600); do [ "$(wc -l <out)" -ge 1 ] && break; sleep 0.05; done &&
+	wait_until 120 has_a_line out &&
 	init=$EPOCHREALTIME &&
 	early=$(wc -l <out) &&
 	wait $pid &&

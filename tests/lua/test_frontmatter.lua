@@ -325,7 +325,9 @@ T.test("a billion laughs is rejected quickly", function()
   local t0 = os.clock()
   local err = fm_err(table.concat(lines, "\n") .. "\n")
   T.has(err, "frontmatter is too large", "message")
-  T.eq(os.clock() - t0 < 1, true, "within a second")
+  -- Expanded, it would take minutes; refused, well under a second (of
+  -- processor time, with room for a sanitized build).
+  T.eq(os.clock() - t0 < 10, true, "refused before expanding")
   -- A few aliases well under the limit are fine.
   local meta = fm("---\na: &a [1, 2, 3]\nb: &b [*a, *a, *a]\nc: [*b, *b]\n---\n")
   T.eq(meta.c[2][3][3], "3", "expanded")
@@ -349,15 +351,16 @@ end)
 -- Each key's line is looked up once, so reading is linear in the size of
 -- the document.  A rescan from the top for each key made it quadratic:
 -- some 8 s for 32768 keys and 17 s for the 49152 here, against well under
--- a second now (about 0.05 s; 0.7 s with the sanitizers).  The ceiling is
--- wide so a slow or busy machine still passes, and the quadratic reader
--- still fails.
+-- a second now (about 0.05 s; 0.7 s with the sanitizers).  The time is
+-- processor time, which other processes on a busy machine do not stretch,
+-- and the ceiling is wide so a slow machine still passes, and the
+-- quadratic reader still fails.
 T.test("49152 keys read in linear time, and a late error names its line", function()
   local lines = { "---" }
   for i = 1, 49152 do lines[#lines + 1] = string.format("key%05d: value %d", i, i) end
-  local t0 = raymond.clock()
+  local t0 = os.clock()
   local meta, body = fm(table.concat(lines, "\n") .. "\n---\nbody\n")
-  local took = raymond.clock() - t0
+  local took = os.clock() - t0
   T.eq(meta.key00001, "value 1")
   T.eq(meta.key49152, "value 49152")
   T.eq(body, "body\n")

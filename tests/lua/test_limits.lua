@@ -27,7 +27,8 @@ for name, call in pairs({
     T.eq(ok, false, "ok")
     T.eq(why, "instruction budget", "why")
     T.has(msg, "hook exceeded its instruction budget")
-    assert(took < 2, "took " .. took .. " s")
+    -- Unstopped, minutes; the ceiling leaves room for a loaded machine.
+    assert(took < 10, "took " .. took .. " s")
   end)
 end
 
@@ -36,7 +37,7 @@ T.test("a pattern stops at the hook's time limit", function()
   T.eq(ok, false, "ok")
   T.eq(why, "time limit", "why")
   T.has(msg, "hook exceeded its time limit")
-  assert(took < 1.5, "took " .. took .. " s")
+  assert(took < 10, "took " .. took .. " s")
 end)
 
 T.test("a matcher's steps count against the instruction budget", function()
@@ -165,12 +166,13 @@ T.test("a stop wakes every sleeper at once, and later sleeps do not wait", funct
   local t0 = raymond.clock()
   for i = 1, 3 do
     raymond.go(function()
-      local ok = raymond.sleep(30)
+      local ok = raymond.sleep(300)
       local took = raymond.clock() - t0
-      -- Without the wake-up this runs when the 30 s timer fires.
-      T.test("sleeper " .. i .. " returned false within a second of the stop", function()
+      -- Without the wake-up this runs when the 300 s timer fires; the
+      -- ceiling leaves room for a loaded machine.
+      T.test("sleeper " .. i .. " returned false long before its timer", function()
         T.eq(ok, false, "sleep")
-        assert(took < 1, "woke after " .. took .. " s")
+        assert(took < 30, "woke after " .. took .. " s")
       end)
     end)
   end
@@ -180,7 +182,7 @@ T.test("a stop wakes every sleeper at once, and later sleeps do not wait", funct
   end)
   while raymond.sleep(0.01) do end
   local t1 = raymond.clock()
-  T.eq(raymond.sleep(5), false, "sleep after the stop")
-  assert(raymond.clock() - t1 < 0.5, "a sleep after the stop waited")
+  T.eq(raymond.sleep(300), false, "sleep after the stop")
+  assert(raymond.clock() - t1 < 30, "a sleep after the stop waited")
   T.eq(raymond.stopping(), true, "stopping")
 end)
