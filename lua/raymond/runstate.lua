@@ -140,8 +140,9 @@ end
 
 local function int(v, where)
   expect(v, "number", where)
-  local i = exact_integer(v)
-  if not i then error(where .. " should be a whole number of at most 2^53", 0) end
+  local i = math.tointeger(v)
+  if not i then error(where .. " should be a whole number", 0) end
+  if not exact_integer(v) then error(where .. " is beyond 2^53, more than a state holds", 0) end
   return i
 end
 

@@ -373,7 +373,7 @@ T.test("decode: a whole number past 2^53 loads as a float, and saves again as it
   local run2 = assert(runstate.decode(again, "again.json"))
   T.eq(run2.launch.timeout, run.launch.timeout, "timeout")
   T.eq(run2.data.n, 1e300, "data.n")
-  T.has(decode_err(mutated(function(r) r.steps = 2 ^ 60 end), "p"), "steps should be a whole number of at most 2^53",
+  T.has(decode_err(mutated(function(r) r.steps = 2 ^ 60 end), "p"), "steps is beyond 2^53, more than a state holds",
     "a count past 2^53")
 end)
 
