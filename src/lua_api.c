@@ -128,34 +128,30 @@ free_tagparse(void *p)
 	ray_tagparse_free(p);
 }
 
-/* The <print> text of a parse, each print ended by a newline as on stdout. */
+/* The <print> text of a parse, shown as a script's reaches stdout. */
 struct printed {
 	luaL_Buffer b;
-	int open;	/* the current print has text */
-	char last;
+	struct ray_termsafe_print pr;
 };
+
+static void
+add_to_luabuf(void *ctx, const char *p, size_t n)
+{
+	luaL_addlstring(ctx, p, n);
+}
 
 static void
 collect_print(void *ud, const char *text, size_t len, int end)
 {
-	struct printed *pr = ud;
+	struct printed *p = ud;
 
-	if (end) {
-		if (pr->open && pr->last != '\n')
-			luaL_addchar(&pr->b, '\n');
-		pr->open = 0;
-		return;
-	}
-	if (len == 0)
-		return;
-	luaL_addlstring(&pr->b, text, len);
-	pr->open = 1;
-	pr->last = text[len - 1];
+	ray_termsafe_print(&p->pr, text, len, end, add_to_luabuf, &p->b);
 }
 
 /*
  * raymond.parse_tags(text) -> tags, printed | nil, message.  `printed` is
- * the text of its <print> tags as a script's would reach stdout.  The
+ * the text of its <print> tags as a script's would reach stdout, control
+ * characters shown rather than obeyed (ray_termsafe_print).  The
  * buffer is only added to while the parser runs, so the stack stays as
  * luaL_Buffer needs it.
  */
@@ -169,8 +165,7 @@ api_parse_tags(lua_State *L)
 	struct ray_tagparse *tp;
 	struct ray_err err;
 
-	pr.open = 0;
-	pr.last = '\0';
+	pr.pr = (struct ray_termsafe_print)RAY_TERMSAFE_PRINT_INIT;
 	luaL_buffinit(L, &pr.b);
 	tp = ray_tagparse_new(collect_print, &pr);
 	b->p = tp;
@@ -703,12 +698,6 @@ static int
 api_stderr(lua_State *L)
 {
 	return write_stream(L, stderr);
-}
-
-static void
-add_to_luabuf(void *ctx, const char *p, size_t n)
-{
-	luaL_addlstring(ctx, p, n);
 }
 
 /*

@@ -90,9 +90,7 @@ struct ray_job {
 	struct ray_tagparse *tp;	/* NULL unless tags are wanted */
 	struct ray_err tag_err;
 	int tag_failed;
-	int print_open;		/* a <print> has text but no end yet */
-	char print_last;	/* last byte printed, for the closing newline */
-	struct ray_termsafe print_safe;	/* <print> text is untrusted */
+	struct ray_termsafe_print print;	/* <print> text is untrusted */
 	struct ray_buf out_tail;
 	struct ray_buf err_tail;
 	char *spawn_error;
@@ -294,14 +292,10 @@ record_chunk(struct ray_job *j, const char *piece, const char *data, size_t len)
 }
 
 static void
-print_shown(void *ud, const char *text, size_t len)
+print_out(void *ud, const char *text, size_t len)
 {
-	struct ray_job *j = ud;
-
-	if (len == 0)
-		return;
+	(void)ud;
 	fwrite(text, 1, len, stdout);
-	j->print_last = text[len - 1];
 }
 
 /*
@@ -314,19 +308,8 @@ on_print(void *ud, const char *text, size_t len, int end)
 {
 	struct ray_job *j = ud;
 
-	if (end) {
-		ray_termsafe_feed(&j->print_safe, NULL, 0, 1, print_shown, j);
-		if (j->print_open && j->print_last != '\n')
-			fputc('\n', stdout);
-		j->print_open = 0;
-		fflush(stdout);
-		return;
-	}
-	if (len == 0)
-		return;
-	ray_termsafe_feed(&j->print_safe, text, len, 0, print_shown, j);
+	ray_termsafe_print(&j->print, text, len, end, print_out, NULL);
 	fflush(stdout);
-	j->print_open = 1;
 }
 
 /*
@@ -577,7 +560,7 @@ job_gc(lua_State *L)
 static void
 job_complete(struct ray_job *j, const struct ray_proc_result *res)
 {
-	if (j->print_open)
+	if (j->print.open)
 		on_print(j, "", 0, 1);
 	if (j->lines_ref != LUA_NOREF && j->line.len > 0 && !j->line_too_long)
 		call_line(j, j->line.data, j->line.len, 1);

@@ -172,3 +172,39 @@ ray_termsafe_feed(struct ray_termsafe *ts, const char *data, size_t len,
 	if (ts->nheld > 0)
 		memcpy(ts->held, p + took, ts->nheld);
 }
+
+struct print_out {
+	struct ray_termsafe_print *pr;
+	ray_termsafe_emit *emit;
+	void *ctx;
+};
+
+static void
+print_shown(void *ctx, const char *p, size_t n)
+{
+	struct print_out *po = ctx;
+
+	if (n == 0)
+		return;
+	po->emit(po->ctx, p, n);
+	po->pr->last = p[n - 1];
+}
+
+void
+ray_termsafe_print(struct ray_termsafe_print *pr, const char *text,
+    size_t len, int end, ray_termsafe_emit *emit, void *ctx)
+{
+	struct print_out po = { pr, emit, ctx };
+
+	if (end) {
+		ray_termsafe_feed(&pr->ts, NULL, 0, 1, print_shown, &po);
+		if (pr->open && pr->last != '\n')
+			emit(ctx, "\n", 1);
+		pr->open = 0;
+		return;
+	}
+	if (len == 0)
+		return;
+	ray_termsafe_feed(&pr->ts, text, len, 0, print_shown, &po);
+	pr->open = 1;
+}

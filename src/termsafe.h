@@ -25,6 +25,15 @@
  *
  * emit(ctx, p, n) is called with each piece of the result, in order; the
  * pieces are valid only during the call.  No errors.
+ *
+ * <print> text, from a script's output or a model's reply, reaches stdout
+ * through one function so both are shown alike: each print made safe as
+ * above and ended by a newline unless its text ends with one.  It takes
+ * the calls of a tag parser's print callback (tagparse.h) as they come:
+ *
+ *	struct ray_termsafe_print pr = RAY_TERMSAFE_PRINT_INIT;
+ *	ray_termsafe_print(&pr, text, len, 0, emit, ctx);   a piece of a print
+ *	ray_termsafe_print(&pr, NULL, 0, 1, emit, ctx);     its end
  */
 #ifndef RAY_TERMSAFE_H
 #define RAY_TERMSAFE_H
@@ -42,5 +51,16 @@ typedef void ray_termsafe_emit(void *ctx, const char *p, size_t n);
 
 void ray_termsafe_feed(struct ray_termsafe *ts, const char *data, size_t len,
     int final, ray_termsafe_emit *emit, void *ctx);
+
+struct ray_termsafe_print {
+	struct ray_termsafe ts;
+	int open;	/* the current print has text */
+	char last;	/* the last byte shown, for the closing newline */
+};
+
+#define RAY_TERMSAFE_PRINT_INIT { RAY_TERMSAFE_INIT, 0, '\0' }
+
+void ray_termsafe_print(struct ray_termsafe_print *pr, const char *text,
+    size_t len, int end, ray_termsafe_emit *emit, void *ctx);
 
 #endif

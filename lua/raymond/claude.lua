@@ -273,11 +273,14 @@ function M.outcome(res, st)
     return out
   end
   -- The CLI reports these on stderr or in `errors`; `reason` tells which.
-  if all:find("is already in use", 1, true) then
+  -- The model's text is not searched, nor a turn that succeeded: a reply
+  -- may well say "port 8080 is already in use".
+  local cli_said = succeeded and "" or (st.errors or "") .. "\n" .. out.stderr
+  if cli_said:find("is already in use", 1, true) then
     out.kind, out.reason, out.msg = "session", "in_use", "the session id is already in use"
     return out
   end
-  if all:find("No conversation found", 1, true) then
+  if cli_said:find("No conversation found", 1, true) then
     out.kind, out.reason, out.msg = "session", "missing", "no conversation found for the session id"
     return out
   end

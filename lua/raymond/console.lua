@@ -58,7 +58,8 @@ function M.tail(text, n)
   return table.concat(lines, "\n")
 end
 
--- <print> text of a reply, already ended by a newline per print.
+-- <print> text of a reply as raymond.parse_tags returns it: already made
+-- safe to show and ended by a newline per print, as a script's is.
 function M.print(text)
   if text ~= "" then raymond.stdout(text) end
 end

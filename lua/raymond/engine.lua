@@ -158,10 +158,11 @@ local function cd_roots(opts, launch)
   return roots
 end
 
--- The run object around record `rec`, with its hooks loaded.  When the
+-- The run object around record `rec`, with its hooks loaded; `roots` are
+-- its cd_roots, computed once by the caller.  When the
 -- hooks cannot be loaded, the run object comes back as a third value, so
 -- a new run can be saved for --resume once the hook is fixed.
-local function open_run(opts, ws, rec, scope)
+local function open_run(opts, ws, rec, scope, roots)
   -- A run keeps one coroutine and one record per agent; collecting when
   -- the heap has grown by 20% rather than doubled keeps a 1000-agent
   -- fan-out near 19 MB instead of 25, for a few percent more collector
@@ -172,8 +173,6 @@ local function open_run(opts, ws, rec, scope)
     store = runstate.store(workspace.state_path(ws, rec.id)),
   })
   console.quiet = opts.quiet
-  local roots, cerr = cd_roots(opts, rec.launch)
-  if not roots then return nil, cerr end
   run.cd_roots = roots
   if rec.launch.debug then
     local ok, err = raymond.mkdir_p(ws.debug_root)
@@ -249,7 +248,9 @@ function M.start(opts)
   rec.sha256 = scope.sha256
   rec.agents[1] = { id = "main", state = entry, stack = {}, cwd = opts.cwd,
                     input = opts.input, vars = {}, data = {} }
-  local run, rerr, half = open_run(opts, ws, rec, scope)
+  local roots, cerr = cd_roots(opts, rec.launch)
+  if not roots then return nil, { msg = cerr } end
+  local run, rerr, half = open_run(opts, ws, rec, scope, roots)
   if not run then
     if not half then return nil, { msg = rerr } end
     -- Saved as failed, the run can go on once the hook file is fixed.
@@ -263,20 +264,30 @@ function M.start(opts)
   return run
 end
 
--- The first directory of `rec`'s agents and stack frames outside the cd
--- roots, as an error: a hand-edited state must not move an agent out of
--- the project any more than a model's cd= may.
+-- The first directory of `rec`'s agents and stack frames that does not
+-- exist or lies outside the cd roots, as an error table: a hand-edited
+-- state must not move an agent out of the project any more than a
+-- model's cd= may.
 local function stray_dir(rec, roots, path)
+  local bad = "state file " .. path .. " is not a valid raymond state: "
+  local left = "the file was left as it is; "
   for i, a in ipairs(rec.agents) do
     local dirs = { { a.cwd, string.format("agents[%d].cwd", i) } }
     for j, f in ipairs(a.stack) do
       if f.cwd then dirs[#dirs + 1] = { f.cwd, string.format("agents[%d].stack[%d].cwd", i, j) } end
     end
     for _, d in ipairs(dirs) do
-      local real = raymond.realpath(d[1]) or d[1]
+      -- Only the resolved path says where a directory is: the text of
+      -- PROJECT/missing/../../etc starts inside the project.
+      local real = raymond.realpath(d[1])
+      if not real or raymond.stat(real) ~= "dir" then
+        return { msg = string.format("%s%s '%s', the directory of agent %s, %s", bad, d[2], d[1], a.id,
+                   real and "is not a directory" or "does not exist"),
+                 hint = left .. "create the directory again, restore the file from a backup, or start a new run" }
+      end
       if not transition.inside(roots, real) then
-        return string.format("state file %s is not a valid raymond state: %s %s is %s", path, d[2], real,
-          transition.outside(roots, real))
+        return { msg = string.format("%s%s %s is %s", bad, d[2], real, transition.outside(roots, real)),
+                 hint = left .. "restore it from a backup or start a new run" }
       end
     end
   end
@@ -318,10 +329,8 @@ function M.resume(opts)
   local roots, cerr = cd_roots(opts, rec.launch)
   if not roots then return nil, { msg = cerr } end
   local stray = stray_dir(rec, roots, path)
-  if stray then
-    return nil, { msg = stray, hint = "the file was left as it is; restore it from a backup or start a new run" }
-  end
-  local run, rerr = open_run(opts, ws, rec, scope)
+  if stray then return nil, stray end
+  local run, rerr = open_run(opts, ws, rec, scope, roots)
   if not run then return nil, { msg = rerr } end
   local lost, lost_usd = run:close_lost()
   if lost > 0 then

@@ -80,18 +80,38 @@ test_expect_success '--allow-cd of a missing directory is an error' '
 	grep -qx "raymond: error: --allow-cd nowhere: not a directory" err
 '
 
+# resume_moved DIR: a run whose START.sh fails, with its main agent's
+# directory edited to DIR in the state file (the edit kept in ./edited),
+# is refused on resume.
+resume_moved() {
+	expect_status 1 raymond wf --quiet >out 2>err &&
+	sed "s|\"cwd\":\"$(pwd -P)\",\"data\"|\"cwd\":\"$1\",\"data\"|" "$(state_file)" >edited &&
+	! cmp -s edited "$(state_file)" &&
+	cp edited "$(state_file)" &&
+	expect_status 1 raymond --resume "$(run_id)" >out 2>err
+}
+
 test_expect_success 'a hand-edited state that puts an agent outside the project is refused on resume' '
 	project &&
 	state START.sh <<-\EOS &&
 	exit 4
 	EOS
-	expect_status 1 raymond wf --quiet >out 2>err &&
-	sed "s|\"cwd\":\"$(pwd -P)\",\"data\"|\"cwd\":\"/\",\"data\"|" "$(state_file)" >edited &&
-	! cmp -s edited "$(state_file)" &&
-	cp edited "$(state_file)" &&
-	expect_status 1 raymond --resume "$(run_id)" >out 2>err &&
+	resume_moved / &&
 	grep -qF "is not a valid raymond state: agents[1].cwd / is outside the directory the run was started in" err &&
 	cmp edited "$(state_file)"
+'
+
+test_expect_success 'a hand-edited agent directory that does not exist is refused on resume, not read as text' '
+	project &&
+	state START.sh <<-\EOS &&
+	pwd -P >>"$OUT/start-ran"
+	exit 4
+	EOS
+	resume_moved "$(pwd -P)/missing/../../outside" &&
+	grep -qF "is not a valid raymond state: agents[1].cwd '"'"'$(pwd -P)/missing/../../outside'"'"', the directory of agent main, does not exist" err &&
+	grep -qF "hint: the file was left as it is; create the directory again, restore the file from a backup, or start a new run" err &&
+	cmp edited "$(state_file)" &&
+	test "$(wc -l <start-ran)" -eq 1
 '
 
 test_done

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The Claude Code invocation with the fake CLI: prompts of any size go on
-# stdin, a usage limit is only the CLI's structured error, a stream-json
-# line over the cap is an error that keeps memory bounded, and refusals
-# that cannot succeed are not retried.
+# stdin, a usage limit or a session error is only the CLI's own error, a
+# stream-json line over the cap is an error that keeps memory bounded, and
+# refusals that cannot succeed are not retried.
 . "$(dirname "$0")/lib.sh"
 
 export RAYMOND_RETRY_DELAY=0.05 RAYMOND_LIMIT_MARGIN=0
@@ -87,6 +87,17 @@ test_expect_success 'a reply that merely says "hit your limit" is a reply, not a
 	grep -qx "words only" out &&
 	calls 1 &&
 	lacks "usage limit" <err
+'
+
+test_expect_success 'a reply that says "already in use" or "No conversation found" is a reply, not a session error' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	MOCK: reply Port 8080 is already in use; No conversation found in the log. <result>both said</result>
+	EOS
+	raymond wf >out 2>err &&
+	grep -qx "both said" out &&
+	calls 1 &&
+	lacks "session id" <err
 '
 
 test_expect_success 'a stream-json line over the 8 MiB cap fails the state at once, with bounded memory' '

@@ -59,6 +59,16 @@ test_expect_success 'the model'"'"'s text shown live on stderr' '
 	shows err "[main] said $SHOWN"
 '
 
+test_expect_success '<print> text of a model'"'"'s reply is shown, not obeyed, as a script'"'"'s is' '
+	use_fake &&
+	printf "go\nMOCK: reply <print>%s</print><result>ok</result>\n" "$PAYLOAD" >START.md &&
+	mkdir wf && mv START.md wf/ &&
+	raymond wf --quiet >out &&
+	raw_free out &&
+	printf "%s\nok\n" "$SHOWN" >want &&
+	cmp want out
+'
+
 test_expect_success 'error lines quoting a failed script'"'"'s output' '
 	state START.sh <<-\EOS &&
 	printf "%s\n" "$P" >&2

@@ -48,6 +48,19 @@ T.test("only the CLI's structured error is a usage limit, never words in a reply
     "limit", "an error result saying it")
 end)
 
+T.test("a session error comes from the CLI's errors and stderr, never from a reply", function()
+  local said = "Port 8080 is already in use. No conversation found with session ID: x"
+  local ok = '{"type":"result","subtype":"success","is_error":false,"result":"' .. said .. ' <result>x</result>"}'
+  T.eq(claude.outcome({ exit = 0 }, read({ ok })).kind, "ok", "a reply saying both")
+  T.eq(claude.outcome({ exit = 0, stderr_tail = said }, read({ ok })).kind, "ok", "a turn that succeeded")
+  local text = '{"type":"assistant","message":{"content":[{"type":"text","text":"' .. said .. '"}]}}'
+  T.eq(claude.outcome({ exit = 1 }, read({ text })).kind, "transient", "the model's text of a failed turn")
+  T.eq(claude.outcome({ exit = 1 }, read({ '{"type":"result","subtype":"error_during_execution","is_error":true,'
+    .. '"errors":["No conversation found with session ID: x"]}' })).reason, "missing", "in errors")
+  T.eq(claude.outcome({ exit = 1, stderr_tail = "No conversation found with session ID: x\n" }, read({})).reason,
+    "missing", "on stderr")
+end)
+
 T.test("API errors: transient ones are retried, authentication is fatal", function()
   local function kind(status, text)
     return claude.outcome({ exit = 1 }, read({ string.format(

@@ -99,7 +99,32 @@ TEST(linear_in_the_input)
 	ASSERT(secs < 10);
 }
 
+/* Pieces of prints, each list ended by NULL; "" ends a print. */
+static char *
+printed(const char *const *pieces)
+{
+	struct ray_termsafe_print pr = RAY_TERMSAFE_PRINT_INIT;
+	struct ray_buf b = RAY_BUF_INIT;
+
+	for (; *pieces != NULL; pieces++)
+		ray_termsafe_print(&pr, *pieces, strlen(*pieces), **pieces == '\0',
+		    to_buf, &b);
+	ray_buf_addc(&b, '\0');
+	return ray_buf_detach(&b);
+}
+
+TEST(each_print_is_shown_and_ends_with_one_newline)
+{
+	static const char *const a[] = { "x\033[2J", "\007y", "", "done\n", "",
+		"", "cut \r", "", NULL };
+	char *got = printed(a);
+
+	ASSERT_STREQ(got, "x^[[2J^Gy\ndone\ncut ^M\n");
+	free(got);
+}
+
 TESTS(T_CASE(controls_are_shown_in_caret_notation),
     T_CASE(newline_tab_and_crlf_pass),
     T_CASE(utf8_passes_and_c1_controls_and_bad_bytes_are_shown),
-    T_CASE(linear_in_the_input))
+    T_CASE(linear_in_the_input),
+    T_CASE(each_print_is_shown_and_ends_with_one_newline))
