@@ -169,13 +169,20 @@ ray_atomicfile_read(const char *path, char **out, size_t *len,
 	if (len != NULL)
 		*len = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO planted in its place must not hang. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		rc = ray_err_sys(err, "cannot read '%s'", path);
 		goto out;
 	}
 	if (fstat(fd, &st) < 0) {
 		rc = ray_err_sys(err, "cannot read '%s'", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = ray_err_set(err, RAY_EINVAL, "cannot read '%s': it is not "
+		    "a regular file (a %s)", path, S_ISDIR(st.st_mode) ?
+		    "folder" : S_ISFIFO(st.st_mode) ? "FIFO" : "device or socket");
 		goto out;
 	}
 	if (st.st_size < 0 || (uintmax_t)st.st_size >= SIZE_MAX / 2) {

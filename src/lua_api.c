@@ -561,11 +561,19 @@ static int
 api_lock_held(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), held;
+	/* O_NONBLOCK: a FIFO planted as the lock must not hang a probe. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int held;
 
 	if (fd < 0) {
 		lua_pushboolean(L, 0);
 		return 1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(L, "'%s' is not a regular file, and raymond keeps its "
+		    "locks only in regular files", path);
 	}
 	held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 	close(fd);

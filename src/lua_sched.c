@@ -63,6 +63,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -637,7 +638,7 @@ launch(struct ray_host *h, struct ray_job *j)
 	struct ray_proc_opts o;
 	struct ray_proc *p;
 	struct ray_err err;
-	int gfd = -1;
+	int gfd = -1, r;
 
 	if (j->group_file != NULL && (gfd = group_file_open(j)) < 0) {
 		job_complete(j, NULL);
@@ -655,10 +656,12 @@ launch(struct ray_host *h, struct ray_job *j)
 		o.input = lua_tolstring(h->L, -1, &o.input_len);
 		lua_pop(h->L, 1);
 	}
-	if (ray_proc_spawn(h->loop, &o, &job_ops, j, &p, &err) < 0) {
+	if ((r = ray_proc_spawn(h->loop, &o, &job_ops, j, &p, &err)) < 0) {
 		if (gfd >= 0) {
 			close(gfd);
-			unlink(j->group_file);
+			/* A command that may still run stays findable by --resume. */
+			if (r != RAY_PROC_ESTRAY)
+				unlink(j->group_file);
 		}
 		j->spawn_error = xstrdup(err.msg);
 		job_complete(j, NULL);
@@ -1115,13 +1118,26 @@ ray__sched_close(struct ray_host *h)
 
 /* ---- processes a killed raymond left behind --------------------------- */
 
+/*
+ * The pid argument at `arg`, or 0 when it is no pid at all (<= 0, or too
+ * large for a pid_t, which a cast would wrap onto another process).
+ */
+static pid_t
+check_pid(lua_State *L, int arg)
+{
+	lua_Integer v = luaL_checkinteger(L, arg);
+
+	return v > 0 && v <= INT_MAX ? (pid_t)v : 0;
+}
+
 /* raymond.process(pid) -> {start=, pgid=, zombie=} | nil */
 static int
 api_process(lua_State *L)
 {
 	struct ray_proc_info info;
+	pid_t pid = check_pid(L, 1);
 
-	if (ray_proc_info((int)luaL_checkinteger(L, 1), &info) < 0)
+	if (pid == 0 || ray_proc_info(pid, &info) < 0)
 		return 0;
 	lua_createtable(L, 0, 3);
 	lua_pushinteger(L, (lua_Integer)info.start);
@@ -1136,18 +1152,18 @@ api_process(lua_State *L)
 /*
  * raymond.signal(pid, start, "TERM" | "KILL", group) -> true | nil: the
  * process `pid` that started at `start`, or the group it leads; nil when
- * that process is gone.
+ * that process is gone, or `pid` is no pid ray_proc_signal would signal.
  */
 static int
 api_signal(lua_State *L)
 {
 	static const char *const names[] = { "TERM", "KILL", NULL };
 	static const int sigs[] = { SIGTERM, SIGKILL };
-	int pid = (int)luaL_checkinteger(L, 1);
+	pid_t pid = check_pid(L, 1);
 	lua_Integer start = luaL_checkinteger(L, 2);
 	int sig = sigs[luaL_checkoption(L, 3, NULL, names)];
 
-	if (ray_proc_signal(pid, (unsigned long long)start, sig,
+	if (pid == 0 || ray_proc_signal(pid, (unsigned long long)start, sig,
 	    lua_toboolean(L, 4)) < 0)
 		return 0;
 	lua_pushboolean(L, 1);

@@ -478,34 +478,37 @@ start(struct ray_proc *p, const struct ray_proc_opts *opts, int inr,
 }
 
 /*
- * Watch for the child's exit.  Should that fail, the child is killed and
- * reaped at once: a command raymond cannot wait for must not run on.
+ * Kill the group of a child that started but that raymond cannot see
+ * through (its input or its exit cannot be watched), and reap it: a
+ * command raymond cannot wait for must not run on.  Returns 0 once it is
+ * gone, or -errno when it could not be signalled and may still run.
  */
+static int
+stop_started(struct ray_proc *p)
+{
+	if (kill(-p->pid, SIGKILL) < 0)
+		return -errno;
+	/* ECHILD: something reaped it already, so it is gone as well. */
+	while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* Watch for the child's exit. */
 static int
 watch_exit(uv_loop_t *loop, struct ray_proc *p)
 {
 	int r;
 
 	p->pidfd = pidfd_open(p->pid, 0);
-	if (p->pidfd < 0) {
-		r = -errno;
-		goto fail;
-	}
+	if (p->pidfd < 0)
+		return -errno;
 	r = uv_poll_init(loop, &p->exitw, p->pidfd);
 	if (r < 0)
-		goto fail;
+		return r;
 	p->exitw.data = p;
 	p->open_handles++;
-	r = uv_poll_start(&p->exitw, UV_READABLE, on_exit_ready);
-	if (r < 0)
-		goto fail;
-	return 0;
-
-fail:
-	signal_group(p, SIGKILL);
-	while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	return r;
+	return uv_poll_start(&p->exitw, UV_READABLE, on_exit_ready);
 }
 
 /* The input is written, or the write failed or was cancelled. */
@@ -559,7 +562,7 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 	struct ray_proc *p = xcalloc(1, sizeof(*p));
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, inp[2] = { -1, -1 };
 	const char *doing = "start";
-	int r;
+	int r, started = 0;
 
 	p->ops = ops;
 	p->ud = ud;
@@ -587,6 +590,7 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 	r = start(p, opts, inp[0], outp[1], errp[1]);
 	if (r < 0)
 		goto fail;
+	started = 1;
 	if (inp[0] >= 0) {
 		close(inp[0]);
 		inp[0] = -1;
@@ -594,9 +598,6 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 		inp[1] = -1;
 		if (r < 0) {
 			doing = "write the input of";
-			signal_group(p, SIGKILL);
-			while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
-				;
 			goto fail;
 		}
 	}
@@ -639,6 +640,13 @@ fail:
 	if (r == UV_ENOSYS)
 		ray_err_hint(err, "raymond needs Linux 5.3 or later to watch "
 		    "the processes it starts");
+	if (started && stop_started(p) < 0) {
+		ray_err_set(err, RAY_PROC_ESTRAY, "cannot %s '%s': %s, and its "
+		    "process group %d may still run (kill -9 -%d stops it)",
+		    doing, opts->argv[0], uv_strerror(r), (int)p->pid,
+		    (int)p->pid);
+		r = RAY_PROC_ESTRAY;
+	}
 	/* finishing stays 0, so the close callbacks free p without done. */
 	close_all(p);
 	return r;
@@ -719,12 +727,21 @@ ray_proc_signal(int pid, unsigned long long start, int sig, int group)
 	struct ray_proc_info info;
 	int fd, r = 0;
 
+	/*
+	 * kill(-1) would signal every process of the user, and pid 0 or a
+	 * negative one a whole group of raymond's own choosing.
+	 */
+	if (pid <= 1)
+		return -EINVAL;
 	/* The pidfd pins the process: checked and signalled, it is one. */
 	fd = pidfd_open(pid, 0);
 	if (fd < 0)
 		return -ESRCH;
 	if (ray_proc_info(pid, &info) < 0 || info.start != start)
 		r = -ESRCH;
+	else if (group && info.pgid != pid)
+		/* Not a leader: -pid would name another group, or none. */
+		r = -EPERM;
 	else if (group)
 		r = kill(-pid, sig) < 0 ? -errno : 0;
 	else

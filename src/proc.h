@@ -31,7 +31,9 @@
  *
  * Errors: ray_proc_spawn returns a negative errno value (which is also
  * the libuv code) and fills `err` when the command cannot be started;
- * done is then never called.
+ * done is then never called.  A command that started but whose input or
+ * exit cannot be watched is killed with its group and reaped first; should
+ * it not be stoppable, the return is RAY_PROC_ESTRAY and it may still run.
  *
  * Ownership: opts and its strings are borrowed only for the duration of
  * the call (the input is copied).  The chunks passed to out/err
@@ -47,6 +49,9 @@
 #include "ray.h"
 
 struct ray_proc;
+
+/* ray_proc_spawn: the command started, failed, and may still run. */
+#define RAY_PROC_ESTRAY (-10000)
 
 struct ray_proc_opts {
 	char **argv;		/* argv[0] is looked up on env's PATH */
@@ -100,7 +105,9 @@ int ray_proc_info(int pid, struct ray_proc_info *out);
 /*
  * Send `sig` to process `pid` only if it is the one that started at
  * `start`, and with `group` to the process group it leads (whose id is
- * ours while it lives).  Returns 0, or -ESRCH when that process is gone.
+ * ours while it lives).  Returns 0, -ESRCH when that process is gone,
+ * -EINVAL for a pid <= 1 (never signalled), or -EPERM when `group` is
+ * asked of a process that leads no group.
  */
 int ray_proc_signal(int pid, unsigned long long start, int sig, int group);
 

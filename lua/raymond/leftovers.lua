@@ -12,26 +12,53 @@
 --
 -- A process counts as left behind when it is the recorded pid with the
 -- recorded start time (a pid reused by an unrelated process has another),
--- a member of the group that process leads, or a process whose environment
--- holds the file's name (what the child started, even after it exited or
--- before its pid was written).  Each gets SIGTERM, then SIGKILL after
--- GRACE seconds, and stop() returns once all are gone.
+-- leads its own group, and has RAYMOND_PROCESS_GROUP=<the file's name> in
+-- its own environment; a member of the group that process leads; or a
+-- process whose environment holds that entry (what the child started, even
+-- after it exited or before its pid was written).  Each gets SIGTERM, then
+-- SIGKILL after GRACE seconds, and stop() returns once all are gone.
+--
+-- The folder is a file anyone with write access to the project can plant
+-- in, so a record is trusted no further than that: only regular files
+-- named like the tokens raymond makes (UUIDs) are read, a recorded pid
+-- must be a real one (1 < pid <= pid_max) and its process must carry the
+-- token itself, since a start time alone is public (/proc/PID/stat).
 
 local raymond = require("raymond")
 local console = require("raymond.console")
 
 local M = { GRACE = 2, KILL_WAIT = 10 }
 
+local UUID = "^" .. table.concat({ ("%x"):rep(8), ("%x"):rep(4), ("%x"):rep(4), ("%x"):rep(4),
+  ("%x"):rep(12) }, "%-") .. "$"
+
 local function records(dir)
   local list = {}
   for _, name in ipairs(raymond.listdir(dir) or {}) do
-    local text = raymond.read_file(dir .. "/" .. name) or ""
-    local pid, start = text:match("^(%d+) (%d+)")
-    list[#list + 1] = { file = dir .. "/" .. name, token = name,
-                        pid = tonumber(pid), start = tonumber(start) }
+    local file = dir .. "/" .. name
+    if name:match(UUID) and raymond.stat(file, true) == "file" then
+      local pid, start = (raymond.read_file(file) or ""):match("^(%d+) (%d+)")
+      list[#list + 1] = { file = file, token = name, pid = tonumber(pid), start = tonumber(start) }
+    end
   end
   return list
 end
+
+-- The largest pid the system hands out.
+local function pid_max()
+  return tonumber((raymond.read_file("/proc/sys/kernel/pid_max") or ""):match("^%d+")) or 4194304
+end
+
+-- The set of whole entries of /proc/PID/environ.
+local function environ(pid)
+  local set = {}
+  for entry in (raymond.read_file("/proc/" .. pid .. "/environ") or ""):gmatch("[^\0]+") do
+    set[entry] = true
+  end
+  return set
+end
+
+local function env_entry(r) return "RAYMOND_PROCESS_GROUP=" .. r.token end
 
 local function self_pid()
   return tonumber((raymond.realpath("/proc/self") or ""):match("(%d+)$"))
@@ -39,10 +66,11 @@ end
 
 -- The live processes of `recs`, as {pid=, start=, group=}.
 local function scan(recs)
-  local found, leaders, me = {}, {}, self_pid()
+  local found, leaders, me, max = {}, {}, self_pid(), pid_max()
   for _, r in ipairs(recs) do
-    local p = r.pid and raymond.process(r.pid)
-    if p and p.start == r.start and not p.zombie then
+    local p = r.pid and r.pid > 1 and r.pid <= max and raymond.process(r.pid)
+    if p and p.start == r.start and not p.zombie and p.pgid == r.pid
+        and environ(r.pid)[env_entry(r)] then
       leaders[r.pid] = true
       found[#found + 1] = { pid = r.pid, start = r.start, group = true }
     end
@@ -53,9 +81,9 @@ local function scan(recs)
     if p and not p.zombie then
       local ours = leaders[p.pgid]
       if not ours then
-        local env = raymond.read_file("/proc/" .. pid .. "/environ") or ""
+        local env = environ(pid)
         for _, r in ipairs(recs) do
-          if env:find("RAYMOND_PROCESS_GROUP=" .. r.token, 1, true) then ours = true break end
+          if env[env_entry(r)] then ours = true break end
         end
       end
       if ours then found[#found + 1] = { pid = pid, start = p.start } end

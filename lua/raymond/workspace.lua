@@ -61,7 +61,7 @@ function M.refuse_links(ws, id)
   if id then
     local state = M.state_path(ws, id)
     for _, p in ipairs({ state, state .. ".lock", M.lock_path(ws, id), ws.state_dir .. "/" .. id .. ".journal",
-                         M.debug_path(ws, id), M.extract_path(ws, id) }) do
+                         M.children_dir(ws, id), M.debug_path(ws, id), M.extract_path(ws, id) }) do
       paths[#paths + 1] = p
     end
   end

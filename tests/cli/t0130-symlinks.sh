@@ -84,6 +84,15 @@ test_expect_success "the run's extract folder a link to a folder outside: --resu
 	resume_refused extract/ID "$PWD/outside/dir"
 '
 
+test_expect_success "the run's children folder a link to a folder outside: --resume refuses and removes nothing there" '
+	mkdir -p kept &&
+	echo notes >kept/notes &&
+	echo "1 1" >kept/0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9 &&
+	resume_refused state/ID.children "$PWD/kept" &&
+	test "$(cat ../kept/notes)" = notes &&
+	test "$(cat ../kept/0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9)" = "1 1"
+'
+
 test_expect_success 'a dangling link at a new run'"'"'s lock is refused and creates nothing' '
 	setup &&
 	mkdir -p .raymond/state &&

@@ -149,4 +149,54 @@ test_expect_success 'a Claude turn the killed raymond left running is stopped be
 	checked turn
 '
 
+# A run stopped by a failing state, ready for --resume (which succeeds),
+# and a process of the test's own ($other: a sleep leading a session and
+# group of its own, so that killing its group kills nothing else) whose
+# death would show that raymond signalled what a forged record named.
+forged_setup() {
+	state START.sh <<-\EOS &&
+	if [ -e fixed ]; then echo "<result>done</result>"; else exit 3; fi
+	EOS
+	expect_status 1 raymond wf --quiet 2>/dev/null &&
+	touch fixed &&
+	mkdir -p ".raymond/state/$(run_id).children" &&
+	for _ in $(seq 1 1200); do
+		[ "$(ps -o sid= -p "$other" | tr -d " ")" = "$other" ] && break
+		sleep 0.05
+	done &&
+	start=$(sed "s/^.*) //" /proc/$other/stat | cut -d" " -f20)
+}
+
+# forged NAME TEXT: a record NAME holding TEXT (expanded once $start is
+# known) is planted; --resume runs the run to its end and leaves $other
+# alone.
+forged() {
+	forged_setup &&
+	eval "text=\"$2\"" &&
+	echo "$text" >".raymond/state/$(run_id).children/$1" &&
+	raymond --resume "$(run_id)" --quiet >out 2>err &&
+	test "$(cat out)" = done &&
+	alive "$other"
+}
+
+UUID=0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
+
+test_expect_success 'a forged record naming a live process of the user with its true start time does not get it signalled' '
+	setsid sleep 1000 </dev/null >/dev/null 2>&1 &
+	other=$!
+	checked forged $UUID "$other \$start"
+'
+
+test_expect_success 'a forged record whose pid wraps past 2^32 onto a live process does not get it signalled' '
+	setsid sleep 1000 </dev/null >/dev/null 2>&1 &
+	other=$!
+	checked forged $UUID "\$((other + 4294967296)) \$start"
+'
+
+test_expect_success 'a record named by a prefix of another process'"'"'s RAYMOND_PROCESS_GROUP does not match it' '
+	setsid env RAYMOND_PROCESS_GROUP=$UUID sleep 1000 </dev/null >/dev/null 2>&1 &
+	other=$!
+	checked forged 0f1e2d3c ""
+'
+
 test_done

@@ -25,12 +25,15 @@ function M.main(opts)
   end
   for _, id in ipairs(ids) do
     local run, err = runstate.load(workspace.state_path(ws, id))
+    local line
     if run then
-      raymond.stdout(string.format("%-40s %-11s %s  %s\n", id, workspace.status(ws, id, run),
-        (run.updated_at or ""):sub(1, 19), run.workflow))
+      line = string.format("%-40s %-11s %s  %s\n", id, workspace.status(ws, id, run),
+        (run.updated_at or ""):sub(1, 19), run.workflow)
     else
-      raymond.stdout(raymond.printable(string.format("%-40s %-11s %s\n", id, "unreadable", err)))
+      line = string.format("%-40s %-11s %s\n", id, "unreadable", err)
     end
+    -- The state file is untrusted text: its control characters are shown.
+    raymond.stdout(raymond.printable(line))
   end
   return 0
 end
