@@ -111,9 +111,11 @@ function Run:call_hooks(name, ev)
   self.hook_call[co] = call
   local d, err = hooks.emit(self.hooks, name, ev)
   self.hook_call[co] = nil
+  local left = false
   for key, f in pairs(self.flight) do
-    if f.call == call then self.flight[key] = nil end
+    if f.call == call then self.flight[key], left = nil, true end
   end
+  if not left then return d, err end
   local n, usd = self:close_lost()
   if n > 0 then
     console.warn("%d Claude turn(s) of raymond.evaluate in a %s hook were cut before they were closed; "
@@ -307,8 +309,10 @@ function Run:open_turn(agent, key, turn)
   -- cap, when it is the lower, is the state's own and ends it.
   local entry = { usd = cap or 0, seen = 0, agent = agent and agent.id, cap = cap,
                   shared = share ~= nil and (own == nil or share < own) }
-  self.rec.open_turns[key] = entry
+  -- In flight first: a limit cutting in between leaves no open turn
+  -- without its record.
   self.flight[key] = { call = self.hook_call[coroutine.running()] }
+  self.rec.open_turns[key] = entry
   raymond.mark_dirty()
   return entry
 end
