@@ -263,7 +263,7 @@ function Run:reserved()
   return usd, n
 end
 
--- Drop turn `key`'s reservation and charge what it cost.  Run through
+-- Drop turn `key`'s reservation and charge what it cost.  Always run through
 -- raymond.unlimited, so that the limit of a hook call closing the turn
 -- (raymond.evaluate's) cannot cut it in the middle: the turn is either
 -- closed and counted, or still open for call_hooks to close.
@@ -349,7 +349,7 @@ function Run:close_lost()
         for _, a in ipairs(rec.agents) do by_id[a.id] = a end
       end
       local seen = tonumber(t.seen) or 0
-      settle(self, by_id[t.agent], key, seen)
+      raymond.unlimited(settle, self, by_id[t.agent], key, seen)
       n, usd = n + 1, usd + seen
     end
   end
