@@ -4,6 +4,7 @@
  * coroutine that makes the call.
  *
  *	ok, value, why = raymond.limited_call(fn, arg, instructions, seconds)
+ *	... = raymond.unlimited(fn, ...)
  *
  * calls fn(arg) in protected mode with a traceback; `why` is nil, or says
  * which limit was passed ("instruction budget", "time limit", "memory
@@ -260,9 +261,32 @@ api_limit_left(lua_State *L)
 	return 1;
 }
 
+/*
+ * raymond.unlimited(fn, ...) -> fn's results: calls fn(...) outside the
+ * limit of the hook call running in this coroutine, so engine bookkeeping
+ * that such a call runs (closing a Claude turn raymond.evaluate opened) is
+ * done whole or not at all.  fn must not yield; its error is raised again
+ * once the limit is back.
+ */
+static int
+api_unlimited(lua_State *L)
+{
+	struct limit *l = *slot(L);
+	int status;
+
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	*slot(L) = NULL;
+	status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+	*slot(L) = l;
+	if (status != LUA_OK)
+		return lua_error(L);
+	return lua_gettop(L);
+}
+
 static const luaL_Reg limit_funcs[] = {
 	{ "limited_call", api_limited_call },
 	{ "limit_left", api_limit_left },
+	{ "unlimited", api_unlimited },
 	{ NULL, NULL },
 };
 

@@ -10,7 +10,10 @@
 -- hook call's own time limit.  evaluate is a stateless Claude turn (a
 -- fresh session, nothing resumed), opened and closed like any turn of the
 -- run (raymond.run): PreTurn hooks give it its share of the budget, and
--- its cost, even when it failed, is counted and told to the Cost hooks.
+-- its cost, even when it failed, is counted and told to the Cost hooks;
+-- when the hook call's limit cuts it after the turn opened, the turn is
+-- closed once the call has ended, at the usage its stream showed
+-- (raymond.run, call_hooks), with a warning instead of a Cost event.
 -- A PreTurn or Cost handler cannot evaluate: that turn would need a
 -- PreTurn of its own.  Commands run in the directory raymond was started from
 -- unless `cwd` says otherwise.
@@ -70,11 +73,14 @@ function M.new(run)
         .. "a PreTurn of its own", 2)
     end
     local launch = run.rec.launch
-    local timeout, cut = bounded(t.timeout or launch.timeout)
     local agent, id = run:agent_now(), raymond.uuid()
     local info = { id = id, purpose = "evaluate", model = t.model }
     local entry = run:open_turn(agent, id, info)
     if not entry then return nil, "the run is stopping" end
+    -- After open_turn, which may have waited for other turns.  A turn
+    -- left open by an error from here on is closed when the hook call
+    -- ends (raymond.run).
+    local timeout, cut = bounded(t.timeout or launch.timeout)
     local spec = {
       claude = launch.claude, model = t.model, effort = t.effort,
       skip_permissions = launch.skip_permissions, session = { mode = "fresh", id = id },

@@ -330,8 +330,10 @@ function M.emit(set, name, ev)
       local err
       -- A signal cut the call short, or a stop cut one of its waits: the
       -- run is stopping, nobody failed, and no decision of this event
-      -- applies (--resume asks again).
-      if why == "interrupt" or cut[co] then
+      -- applies (--resume asks again).  Only the outermost call looks:
+      -- the mark belongs to it, and a nested emit that took it would let
+      -- the outer call's decision apply.
+      if outer == nil and (why == "interrupt" or cut[co]) then
         cut[co] = nil
         return nil, string.format("hook %s in %s: cut short because the run is stopping", file.name, name)
       end

@@ -35,7 +35,12 @@
 --
 -- A turn's entry keeps the usage seen so far, saved as it grows, so a
 -- turn lost with the process (kill -9) is closed at that usage when the
--- run resumes (close_lost).
+-- run resumes (close_lost).  So is a turn a hook's raymond.evaluate opened
+-- and did not close because the hook call's limit cut it in between (the
+-- limit raises at every line until the call unwinds): it is closed when
+-- the hook call ends, outside the limit (call_hooks).  run.flight holds
+-- the turns this process has in flight, by key, so nothing waits for a
+-- turn that no longer has anything running.
 
 local raymond = require("raymond")
 local console = require("raymond.console")
@@ -62,6 +67,8 @@ function M.new(fields)
   run.emitting = setmetatable({}, { __mode = "k" })
   run.turns_closed = 0
   run.rec.open_turns = run.rec.open_turns or {}
+  run.flight = {}
+  run.hook_call = setmetatable({}, { __mode = "k" })
   return run
 end
 
@@ -94,11 +101,34 @@ function Run:event(agent, fields)
   return ev
 end
 
+-- Call the hooks of `name` with `ev` (raymond.hooks.emit).  The outermost
+-- call in a coroutine then closes every turn a raymond.evaluate of its
+-- handlers opened and did not close: here no limit runs any more.
+function Run:call_hooks(name, ev)
+  local co = coroutine.running()
+  if self.hook_call[co] then return hooks.emit(self.hooks, name, ev) end
+  local call = {}
+  self.hook_call[co] = call
+  local d, err = hooks.emit(self.hooks, name, ev)
+  self.hook_call[co] = nil
+  local left = false
+  for key, f in pairs(self.flight) do
+    if f.call == call then self.flight[key], left = nil, true end
+  end
+  if not left then return d, err end
+  local n, usd = self:close_lost()
+  if n > 0 then
+    console.warn("%d Claude turn(s) of raymond.evaluate in a %s hook were cut before they were closed; "
+      .. "counted at the usage they showed: $%.4f", n, name, usd)
+  end
+  return d, err
+end
+
 -- Hooks that can only be told (Error, RunEnd): what they return cannot
 -- change the outcome, and a failure of theirs is a warning.
 function Run:tell(name, agent, fields)
   if not hooks.handles(self.hooks, name) or not coroutine.isyieldable() then return end
-  local d, err = hooks.emit(self.hooks, name, self:event(agent, fields))
+  local d, err = self:call_hooks(name, self:event(agent, fields))
   if not d then console.warn("%s", err) end
 end
 
@@ -148,7 +178,7 @@ function Run:emit(name, agent, fields)
   local co = coroutine.running()
   local outer = self.emitting[co]
   self.emitting[co] = agent or false
-  local d, err = hooks.emit(self.hooks, name, self:event(agent, fields))
+  local d, err = self:call_hooks(name, self:event(agent, fields))
   self.emitting[co] = outer
   if not d then
     -- A hook cut short by a stop has not failed: the run is stopping.
@@ -233,9 +263,18 @@ function Run:reserved()
   return usd, n
 end
 
-local function charge(rec, agent, usd)
+-- Drop turn `key`'s reservation and charge what it cost.  Always run through
+-- raymond.unlimited, so that the limit of a hook call closing the turn
+-- (raymond.evaluate's) cannot cut it in the middle: the turn is either
+-- closed and counted, or still open for call_hooks to close.
+local function settle(run, agent, key, usd)
+  local rec = run.rec
+  rec.open_turns[key] = nil
+  run.flight[key] = nil
+  run.turns_closed = run.turns_closed + 1
   if agent then agent.cost = (agent.cost or 0) + usd end
   rec.cost = (rec.cost or 0) + usd
+  raymond.mark_dirty()
 end
 
 -- Open turn `key` of `agent` (nil for a hook's evaluation outside any
@@ -249,12 +288,13 @@ function Run:open_turn(agent, key, turn)
     if not self:decide("PreTurn", agent, { turn = turn }, set) then return nil end
     local _, open = self:reserved()
     if not set.wait_for_turns or open == 0 then break end
-    -- Not now: ask again once a turn in flight has ended.
+    -- Not now: ask again once a turn in flight has ended, or once the
+    -- turns open are found to have nothing running.
     set = {}
     local closed = self.turns_closed
     repeat
       if not raymond.sleep(0.2) then return nil end
-    until self.turns_closed ~= closed
+    until self.turns_closed ~= closed or self:close_lost() > 0
   end
   local share, own = set.max_budget_usd, turn.max_budget_usd
   local cap = share or own
@@ -269,6 +309,9 @@ function Run:open_turn(agent, key, turn)
   -- cap, when it is the lower, is the state's own and ends it.
   local entry = { usd = cap or 0, seen = 0, agent = agent and agent.id, cap = cap,
                   shared = share ~= nil and (own == nil or share < own) }
+  -- In flight first: a limit cutting in between leaves no open turn
+  -- without its record.
+  self.flight[key] = { call = self.hook_call[coroutine.running()] }
   self.rec.open_turns[key] = entry
   raymond.mark_dirty()
   return entry
@@ -286,28 +329,29 @@ end
 -- meanwhile is still recorded as it would have been.  Returns false when
 -- a Cost hook stopped the run, or one failed.
 function Run:close_turn(agent, key, turn, out)
-  local rec = self.rec
-  rec.open_turns[key] = nil
-  self.turns_closed = self.turns_closed + 1
-  charge(rec, agent, out.cost)
-  raymond.mark_dirty()
+  raymond.unlimited(settle, self, agent, key, out.cost)
   if raymond.stopping() then return true end
-  return self:decide("Cost", agent, { turn = turn, cost_usd = out.cost, total_cost_usd = rec.cost,
+  return self:decide("Cost", agent, { turn = turn, cost_usd = out.cost, total_cost_usd = self.rec.cost,
     estimated = out.estimated == true, capped = out.kind == "budget" }) ~= nil
 end
 
--- Turns left open by a process that died: each is counted at the usage
--- its stream had shown, and its reservation is dropped.  Returns how many
--- and what they cost.
+-- Turns open with nothing running them (a process that died, a hook call
+-- cut between opening and closing one): each is counted at the usage its
+-- stream had shown, and its reservation is dropped.  Returns how many and
+-- what they cost.
 function Run:close_lost()
   local rec, n, usd = self.rec, 0, 0
-  local by_id = {}
-  for _, a in ipairs(rec.agents) do by_id[a.id] = a end
+  local by_id
   for key, t in pairs(rec.open_turns) do
-    local seen = tonumber(t.seen) or 0
-    charge(rec, by_id[t.agent], seen)
-    rec.open_turns[key] = nil
-    n, usd = n + 1, usd + seen
+    if not self.flight[key] then
+      if not by_id then
+        by_id = {}
+        for _, a in ipairs(rec.agents) do by_id[a.id] = a end
+      end
+      local seen = tonumber(t.seen) or 0
+      raymond.unlimited(settle, self, by_id[t.agent], key, seen)
+      n, usd = n + 1, usd + seen
+    end
   end
   return n, usd
 end

@@ -218,6 +218,39 @@ test_expect_success 'a PreTurn handler that spins while raymond.evaluate waits f
 	eq status "$(run_status)" failed
 '
 
+test_expect_success 'a hook call cut by its time limit as raymond.evaluate ends: the turn is counted, nothing stays reserved, the run goes on' '
+	use_fake &&
+	state START.sh <<-\EOS &&
+	echo "<goto>NEXT</goto>"
+	EOS
+	state NEXT.md <<-\EOS &&
+	MOCK: reply <result>next</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return {
+	  on_error = "warn",
+	  PreTransition = function(ev)
+	    if ev.state ~= "START.sh" then return end
+	    raymond.evaluate{ prompt = "Go on?\nMOCK: reply " .. string.rep("i", 50000) }
+	  end,
+	}
+	EOS
+	# The CLI keeps its stream going past the hook call'\''s 3 seconds the
+	# first time, then answers: reading the long answer, raymond finds the
+	# limit passed before the turn is closed.
+	printf "%s\n" "#!/bin/sh" "if [ -e slow ]; then rm slow; end=\$((\$(date +%s) + 5))" \
+		"while [ \$(date +%s) -lt \$end ]; do echo '\''{\"type\":\"system\",\"subtype\":\"status\"}'\''; sleep 0.2; done; fi" \
+		"exec \"$FAKE\" \"\$@\"" >slow-claude && chmod +x slow-claude && touch slow &&
+	RAYMOND_HOOK_SECONDS=3 timeout 60 "$RAYMOND" wf --budget 0.02 --claude ./slow-claude >out 2>err &&
+	eq result "$(cat out)" next &&
+	grep -q "failed in PreTransition: .*hook exceeded its time limit" err &&
+	grep -qF "1 Claude turn(s) of raymond.evaluate in a PreTransition hook were cut before they were closed; counted at the usage they showed: \$0.0075" err &&
+	eq turns "$(wc -l <fake/log.jsonl)" 2 &&
+	near "$(run_cost)" "$(sum <fake/spend)" &&
+	near "$(run_cost)" 0.015 &&
+	state_json | grep -q "\"open_turns\":{}"
+'
+
 test_expect_success 'raymond.evaluate from a Cost handler is refused, naming the handler' '
 	use_fake &&
 	state START.md <<-\EOS &&

@@ -142,4 +142,18 @@ test_expect_success 'another agent'"'"'s failure kills raymond.evaluate'"'"'s tu
 	same_path_after_failure
 '
 
+# A handler that catches the stop in raymond.exec, then asks raymond.evaluate
+# (whose turn runs PreTurn handlers inside this call) before it decides.
+CAUGHT_THEN_EVALUATE_HOOK='    local ok = pcall(raymond.exec, {"sh", "-c", "[ -e slow ] && touch waiting && sleep 100; exit 0"})
+    if not ok then
+      raymond.evaluate{prompt = "Go on?\nMOCK: reply yes"}
+      return failed
+    end'
+
+test_expect_success 'a hook that catches the stop in raymond.exec and then evaluates still decides nothing' '
+	use_fake &&
+	forked "$CAUGHT_THEN_EVALUATE_HOOK" &&
+	same_path_after_failure
+'
+
 test_done

@@ -61,6 +61,25 @@ T.test("a hook that swallows the trip with pcall still fails", function()
   T.has(msg, "hook exceeded its instruction budget")
 end)
 
+T.test("raymond.unlimited runs its function whole inside a hook call, whose limit holds again after", function()
+  local inside, spent = nil, 0
+  local ok, msg, why = limited(function()
+    -- Some four million instructions, forty times the call's budget.
+    inside = raymond.unlimited(function(n)
+      local c = 0
+      for _ = 1, n do c = c + 1 end
+      return c
+    end, 1000000)
+    for _ = 1, 100000 do spent = spent + 1 end
+    return "carried on"
+  end, 100000, 0)
+  T.eq(inside, 1000000, "the whole count")
+  T.eq(ok, false, "ok")
+  T.eq(why, "instruction budget", "why")
+  T.has(msg, "hook exceeded its instruction budget")
+  assert(spent < 100000, "the loop after it was not stopped")
+end)
+
 T.test("string.rep refuses results over 64 MiB", function()
   local ok, err = pcall(string.rep, "x", 64 * 1024 * 1024 + 1)
   T.eq(ok, false)
