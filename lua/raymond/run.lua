@@ -411,6 +411,8 @@ function Run:finish(crashed, signo)
   local saved = self:save(true)
   self.scope:close()
   if self.record then self.record:close() end
+  -- The scripts' payload files (raymond.states.script).
+  if self.input_dir then raymond.rmtree(self.input_dir) end
   if not saved then return 1 end
   if rec.status == "completed" then
     console.progress("raymond: run %s completed: %d steps in %.2fs", rec.id, rec.steps, elapsed)

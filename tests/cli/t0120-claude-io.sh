@@ -73,7 +73,7 @@ test_expect_success 'a script gets a payload of any size: in RAYMOND_INPUT_FILE,
 	has "raymond: warning: [main] B.sh: the payload is 1048576 bytes, more than an environment variable holds (131056); it is only in \$RAYMOND_INPUT_FILE" <err &&
 	test "$(wc -l <input-files)" -eq 2 &&
 	while read -r f; do
-		case $f in /*/raymond-input-*/input) ;; *) echo "odd path $f"; false ;; esac &&
+		case $f in /*/raymond-input-*/main) ;; *) echo "odd path $f"; false ;; esac &&
 		{ ! test -e "$(dirname "$f")" || { echo "left behind: $f"; false; }; }
 	done <input-files
 '

@@ -60,26 +60,36 @@ local function failure(run, res)
   return nil
 end
 
--- The payload also goes into $RAYMOND_INPUT_FILE, a file in a private
--- temporary folder, and only there when it is too large for the
--- environment.  Returns the folder, for the caller to remove after the
--- script; or nil when there is no payload; or nil and an error outcome.
-local function input_file(agent, env)
+-- The payload also goes into $RAYMOND_INPUT_FILE, and only there when it
+-- is too large for the environment.  The file is the agent's, in one
+-- private temporary folder per run (made at the first payload, removed
+-- with the run: Run:finish), since making and removing a folder at every
+-- step would cost a chain of scripts more than the step itself.  Returns
+-- the file, for the caller to remove after the script; or nil when there
+-- is no payload; or nil and an error outcome.
+local function input_file(run, agent, env)
   if not agent.input then return nil end
-  local dir, err = raymond.mkdtemp("raymond-input-")
-  local ok = dir and true
-  if dir then ok, err = raymond.append_file(dir .. "/input", agent.input) end
+  local err
+  if not run.input_dir then
+    run.input_dir, err = raymond.mkdtemp("raymond-input-")
+  end
+  local path = run.input_dir and (run.input_dir .. "/" .. agent.id)
+  local ok = path and true
+  if path then
+    os.remove(path) -- a file a killed step left behind
+    ok, err = raymond.append_file(path, agent.input)
+  end
   if not ok then
-    if dir then raymond.rmtree(dir) end
+    if path then os.remove(path) end
     return nil, states.error("cannot hand the payload to the script: " .. tostring(err))
   end
-  env.RAYMOND_INPUT_FILE = dir .. "/input"
+  env.RAYMOND_INPUT_FILE = path
   if #agent.input > M.INPUT_ENV_MAX then
     env.RAYMOND_INPUT, env.RAYMOND_RESULT = nil, nil
     console.warn("[%s] %s: the payload is %d bytes, more than an environment variable holds (%d); "
       .. "it is only in $RAYMOND_INPUT_FILE", agent.id, agent.state, #agent.input, M.INPUT_ENV_MAX)
   end
-  return dir
+  return path
 end
 
 function M.run(run, agent)
@@ -90,14 +100,14 @@ function M.run(run, agent)
   if not file and raymond.stopping() then return states.STOPPED end
   if not file then return states.error("cannot unpack the workflow archive: " .. serr) end
   local env = script_env(run, agent, file)
-  local input_dir, ierr = input_file(agent, env)
+  local input_path, ierr = input_file(run, agent, env)
   if ierr then return ierr end
   local res, step = executor.run(run, {
     argv = { "bash", file }, env = env, cwd = agent.cwd,
     timeout = run.rec.launch.timeout, tags = true, name = agent.id .. "_" .. agent.state,
     input = agent.input,
   })
-  if input_dir then raymond.rmtree(input_dir) end
+  if input_path then os.remove(input_path) end
   if step then
     step:finish({ duration = res.duration, exit = res.exit, signal = res.signal,
                   timed_out = res.timed_out, killed = res.killed })
