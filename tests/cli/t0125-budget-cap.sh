@@ -25,12 +25,6 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a <= b + 1e-9) }' || {
 near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-9 && d > -1e-9) }' ||
 	{ echo "expected about $2, got '$1'"; return 1; }; }
 
-# wait_for CMD...: up to 60 s for CMD to succeed.
-wait_for() {
-	for _ in $(seq 1 600); do "$@" && return 0; sleep 0.1; done
-	echo "timed out waiting for: $*"
-	return 1
-}
 # A turn in flight shows $0.0075 (one call) in the saved state.
 one_call_seen() { state_json 2>/dev/null | grep -Eq "\"seen\":0\.00(75|749999)"; }
 
@@ -94,8 +88,8 @@ test_expect_success 'Ctrl-C during a turn: the turn counts the API calls its str
 	EOS
 	"$RAYMOND" wf --budget 1 >out 2>err &
 	pid=$!
-	wait_for test -e started &&
-	wait_for one_call_seen &&
+	wait_for_file started &&
+	wait_until 60 one_call_seen &&
 	kill -INT $pid &&
 	expect_status 130 wait $pid &&
 	near "$(run_cost)" 0.0075 &&
@@ -112,8 +106,8 @@ test_expect_success 'kill -9 during a turn: --resume counts that turn at the usa
 	EOS
 	"$RAYMOND" wf --budget 1 >out 2>err &
 	pid=$!
-	wait_for test -s shpid &&
-	wait_for one_call_seen &&
+	wait_until 60 test -s shpid &&
+	wait_until 60 one_call_seen &&
 	state_json | grep -Eq "\"open_turns\":\{\"[0-9a-f-]+\":\{\"agent\":\"main\",\"cap\":1,\"seen\":[0-9.]+,\"shared\":true,\"usd\":1\}\}" &&
 	kill -9 $pid &&
 	wait $pid || :

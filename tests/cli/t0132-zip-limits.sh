@@ -71,17 +71,11 @@ pinned_flow() {
 	mkdir -p fake
 }
 
-# when_started: wait (60 s at most) until START.sh has begun.
-when_started() {
-	i=0
-	while [ ! -e started ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
-	test -e started
-}
 
 test_expect_success 'another archive renamed over the path mid-run does not change the run; --resume refuses it' '
 	pinned_flow &&
 	{ "$RAYMOND" flow.zip --quiet >out 2>err & } &&
-	when_started &&
+	wait_for_file started &&
 	cp other.zip new.zip && mv new.zip flow.zip &&
 	touch go &&
 	wait $! &&
@@ -89,7 +83,7 @@ test_expect_success 'another archive renamed over the path mid-run does not chan
 	rm -f go started &&
 	"$MKZIP" again.zip START.sh=flow/START.sh NEXT.md=flow/NEXT.md &&
 	{ "$RAYMOND" again.zip --quiet >out 2>err & } &&
-	when_started && kill -INT $! &&
+	wait_for_file started && kill -INT $! &&
 	{ wait $! || true; } &&
 	cp other.zip again.zip &&
 	expect_status 1 raymond --resume "$(ls .raymond/state | sed -n "s/\.json$//p" | tail -1)" 2>err &&
@@ -99,7 +93,7 @@ test_expect_success 'another archive renamed over the path mid-run does not chan
 test_expect_success 'an archive rewritten in place mid-run is refused at its next read' '
 	pinned_flow &&
 	{ "$RAYMOND" flow.zip --quiet >out 2>err & } &&
-	when_started &&
+	wait_for_file started &&
 	cat other.zip >flow.zip &&
 	touch go &&
 	{ wait $! && exit 1 || true; } &&

@@ -23,17 +23,16 @@ big_zip() {
 	rm zeros
 }
 
+# unpacking: the extraction has written its first file.
+unpacking() { ls .raymond/extract/*/d1.bin >/dev/null 2>&1; }
+
 # stopped_within SIGNAL: run big.zip, send SIGNAL once unpacking has begun,
 # and require raymond to exit with 130 within 2 s.
 stopped_within() {
 	export RAYMOND_ZIP_MAX_BYTES=2000000000
 	"$RAYMOND" big.zip --no-debug >out 2>err &
 	pid=$!
-	i=0
-	while ! ls .raymond/extract/*/d1.bin >/dev/null 2>&1 && [ $i -lt 1200 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
-	ls .raymond/extract/*/d1.bin >/dev/null &&
+	wait_until 60 unpacking &&
 	t0=$(now_ms) &&
 	kill -"$1" $pid &&
 	{ wait $pid; rc=$?; } || true

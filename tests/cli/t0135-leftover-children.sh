@@ -5,14 +5,8 @@
 # is left alone.
 . "$(dirname "$0")/lib.sh"
 
-# alive PID: the process exists and is not a zombie.
-alive() { [ -e /proc/$1/stat ] && ! grep -q '^[0-9]* (.*) Z ' /proc/$1/stat; }
-
-# gone PID: wait up to 60 s for PID to end.
-gone() {
-	for _ in $(seq 1 1200); do alive "$1" || return 0; sleep 0.05; done
-	echo "process $1 still runs"; kill -9 "$1"; return 1
-}
+# gone PID: wait up to 60 s for PID to end; kill it if it does not.
+gone() { wait_for_exit "$1" || { kill -9 "$1"; return 1; }; }
 
 test_expect_success 'a background child holding stdout is stopped when the script exits' '
 	state START.sh <<-\EOS &&
@@ -52,7 +46,7 @@ detached() {
 	raymond wf --quiet >out &&
 	test "$(cat out)" = ok &&
 	pid=$(cat bg.pid) &&
-	alive "$pid" &&
+	is_running "$pid" &&
 	kill "$pid"
 }
 

@@ -7,8 +7,8 @@
 
 unset CLAUDECODE
 
-# alive PID: the process exists and is not a zombie.
-alive() { [ -e /proc/$1/stat ] && ! grep -q '^[0-9]* (.*) Z ' /proc/$1/stat; }
+# leads_session PID: PID has made its own session (setsid has run).
+leads_session() { [ "$(ps -o sid= -p "$1" | tr -d " ")" = "$1" ]; }
 
 # The first attempt of START.sh starts a background child and waits; a
 # later attempt notes any earlier attempt or child still alive, then ends.
@@ -38,8 +38,7 @@ slow_state() {
 kill_while_waiting() {
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
-	for _ in $(seq 1 1200); do [ -e waiting ] && break; sleep 0.05; done
-	test -e waiting || { echo "the state never started"; cat err; kill -9 $pid; return 1; }
+	wait_for_file waiting || { echo "the state never started"; cat err; kill -9 $pid; return 1; }
 	kill -9 $pid
 	wait $pid || :
 }
@@ -48,7 +47,7 @@ kill_while_waiting() {
 # and the unrelated process ($other).
 cleanup() {
 	for p in $(sed -n "s/^start //p" attempts) $(cat bg.pid 2>/dev/null) ${other:-}; do
-		alive "$p" && { kill -9 -- -"$p" 2>/dev/null || kill -9 "$p"; }
+		is_running "$p" && { kill -9 -- -"$p" 2>/dev/null || kill -9 "$p"; }
 	done
 	:
 }
@@ -67,13 +66,13 @@ resumed_once() {
 
 first() {
 	old=$(sed -n "s/^start //p" attempts) &&
-	alive "$old" &&
+	is_running "$old" &&
 	raymond --resume "$(run_id)" >out 2>err &&
 	grep -q "stopping 2 process(es) the previous raymond of run $(run_id) left running" err &&
 	new=$(sed -n "s/^start //p" attempts | tail -1) &&
 	printf "start %s\nstart %s\nend %s\n" "$old" "$new" "$new" >want &&
 	diff -u want attempts &&
-	! alive "$old" && ! alive "$(cat bg.pid)" &&
+	! is_running "$old" && ! is_running "$(cat bg.pid)" &&
 	! ls .raymond/state | grep -q children
 }
 
@@ -84,15 +83,12 @@ test_expect_success 'resume stops the killed run'"'"'s state and its child befor
 '
 
 unrelated() {
-	for _ in $(seq 1 1200); do
-		[ "$(ps -o sid= -p "$other" | tr -d " ")" = "$other" ] && break
-		sleep 0.05
-	done &&
+	wait_until 60 leads_session "$other" &&
 	start=$(sed "s/^.*) //" /proc/$other/stat | cut -d" " -f20) &&
 	f=$(ls -d .raymond/state/*.children/*) &&
 	echo "$other $((start + 1))" >"$f" &&
 	raymond --resume "$(run_id)" --quiet >out 2>err &&
-	alive "$other" &&
+	is_running "$other" &&
 	resumed_once
 }
 
@@ -122,10 +118,10 @@ test_expect_success 'a child whose pid was never written is found through its en
 # again.
 turn() {
 	old=$(sed -n "s/^start //p" attempts) &&
-	alive "$old" &&
+	is_running "$old" &&
 	raymond --resume "$(run_id)" --quiet >out 2>err &&
 	test "$(cat out)" = done &&
-	! alive "$old" &&
+	! is_running "$old" &&
 	test "$(grep -c "^start" attempts)" = 2 &&
 	! grep -q overlap attempts
 }
@@ -160,10 +156,7 @@ forged_setup() {
 	expect_status 1 raymond wf --quiet 2>/dev/null &&
 	touch fixed &&
 	mkdir -p ".raymond/state/$(run_id).children" &&
-	for _ in $(seq 1 1200); do
-		[ "$(ps -o sid= -p "$other" | tr -d " ")" = "$other" ] && break
-		sleep 0.05
-	done &&
+	wait_until 60 leads_session "$other" &&
 	start=$(sed "s/^.*) //" /proc/$other/stat | cut -d" " -f20)
 }
 
@@ -176,7 +169,7 @@ forged() {
 	echo "$text" >".raymond/state/$(run_id).children/$1" &&
 	raymond --resume "$(run_id)" --quiet >out 2>err &&
 	test "$(cat out)" = done &&
-	alive "$other"
+	is_running "$other"
 }
 
 UUID=0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9

@@ -16,8 +16,7 @@ waiting_state() {
 start_and_wait() {
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
-	for _ in $(seq 1 1200); do [ -e waiting ] && break; sleep 0.05; done
-	test -e waiting || { echo "the state never started"; cat err; kill -9 $pid; return 1; }
+	wait_for_file waiting || { echo "the state never started"; cat err; kill -9 $pid; return 1; }
 }
 
 # shows STATUS: every form of list and status shows the run as STATUS.

@@ -55,8 +55,7 @@ same_path_after_interrupt() {
 	touch slow
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
-	for _ in $(seq 1 1200); do [ -e waiting ] && break; sleep 0.05; done
-	test -e waiting || { echo "the hook never waited"; cat err; kill -9 $pid; return 1; }
+	wait_for_file waiting || { echo "the hook never waited"; cat err; kill -9 $pid; return 1; }
 	kill -INT $pid
 	expect_status 130 wait $pid || { cat err; return 1; }
 	rm -f slow
