@@ -32,7 +32,7 @@
  * Opening starts the journal afresh (it may already exist): the caller
  * must already hold what the old records said somewhere durable.  An
  * open that fails after the file was opened (no room for the zeros, a
- * failing write or fsync) truncates and removes the file, so a journal
+ * failing write or fsync) removes the file, so a journal
  * that cannot be made never keeps the disk space the state file needs.
  *
  * Errors: functions return 0 or a negative code and fill `err`.  An

@@ -18,7 +18,8 @@ local M = {}
 
 -- Another platform's scripts, in the order they are named in messages.
 local foreign = { "bat", "ps1" }
-local is_foreign = { bat = true, ps1 = true }
+local is_foreign = {}
+for _, ext in ipairs(foreign) do is_foreign[ext] = true end
 
 -- The kind of a resolved state file ("markdown" or "script").
 function M.kind(name)
