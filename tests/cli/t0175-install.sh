@@ -146,6 +146,39 @@ test_expect_success 'the zsh completion parses and completes commands and run id
 	grep -q "^files " first
 '
 
+test_expect_success 'a command added to the table shows in the man page and both completions' '
+	mkdir -p gen &&
+	cp -R "$TESTS_TOP/tools/gen/raymond" gen/ &&
+	mkdir -p gen/raymond/commands &&
+	cat >gen/raymond/commands.lua <<-\EOS &&
+	-- The compiled-in table, plus one command.
+	local source = require("raymond").embedded("raymond.commands")["raymond.commands"]
+	local M = load(source, "=commands")()
+	local extra = { name = "frobnicate", summary = "frobnicate a workflow" }
+	M.list[#M.list + 1] = extra
+	M.by_name.frobnicate = extra
+	return M
+	EOS
+	cat >gen/raymond/commands/frobnicate.lua <<-\EOS &&
+	return {
+	  usage = { "raymond frobnicate WORKFLOW [--json]" },
+	  args = { { key = "workflow", name = "WORKFLOW" } },
+	  flags = { { "frobnicate options", "json" } },
+	  help = "Frobnicates WORKFLOW.",
+	  main = function() return 0 end,
+	}
+	EOS
+	for kind in man bash zsh; do
+		RAYMOND_LUA_DIR=$PWD/gen "$RAYMOND" $kind >out.$kind || exit 1
+	done &&
+	grep -q "^\\\\fBraymond\\\\fR \\\\fBfrobnicate\\\\fR \\\\fIWORKFLOW\\\\fR" out.man &&
+	grep -q "^Frobnicates WORKFLOW" out.man &&
+	grep -q "^_raymond_commands=.* frobnicate'"'"'\$" out.bash &&
+	grep -qx "	frobnicate) REPLY='"'"'--json --help'"'"' ;;" out.bash &&
+	grep -qx "	frobnicate) REPLY='"'"'workflow'"'"' ;;" out.bash &&
+	grep -qx "		'"'"'frobnicate:frobnicate a workflow'"'"'" out.zsh
+'
+
 test_expect_success 'make uninstall removes every file make install put there, and its folders' '
 	mkdir -p root/usr/bin && echo mine >root/usr/bin/other &&
 	(cd root && find . | sort) >before &&
