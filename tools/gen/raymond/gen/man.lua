@@ -7,11 +7,18 @@
 
 local wrap = require("raymond.commands.help").wrap
 
+-- An option's name as roff text: its hyphens as minus signs, so the
+-- page shows (and a reader copies) the characters to type.
+local function flag(name)
+  return "\\-\\-" .. name:gsub("%-", "\\-")
+end
+
 -- `s` as roff text: backslashes escaped, a leading dot or quote kept from
--- being read as a request, and hyphens of options as minus signs.
+-- being read as a request, and the hyphens of options as minus signs.
 local function esc(s)
   s = s:gsub("\\", "\\e"):gsub("^([.'])", "\\&%1"):gsub("\n([.'])", "\n\\&%1")
-  return (s:gsub("%-%-", "\\-\\-"):gsub("(%s)%-(%w)", "%1\\-%2"))
+  s = s:gsub("(%s)%-(%w)", "%1\\-%2"):gsub("^%-(%w)", "\\-%1")
+  return (s:gsub("%-%-(%w[%w%-]*)", flag):gsub("%-%-", "\\-\\-"))
 end
 
 -- A paragraph of help text (roff fills it), a blank line starting a new
@@ -37,7 +44,7 @@ local function usage_line(u)
 end
 
 local function option_tag(o)
-  return "\\fB\\-\\-" .. o.name .. "\\fR" .. (o.arg and " \\fI" .. o.arg .. "\\fR" or "")
+  return "\\fB" .. flag(o.name) .. "\\fR" .. (o.arg and " \\fI" .. o.arg .. "\\fR" or "")
 end
 
 local function commands_section(out, m)
@@ -54,7 +61,7 @@ local function commands_section(out, m)
     out[#out + 1] = ".IP"
     text(out, c.help)
     local names = {}
-    for _, name in ipairs(c.options) do names[#names + 1] = "\\fB\\-\\-" .. name .. "\\fR" end
+    for _, name in ipairs(c.options) do names[#names + 1] = "\\fB" .. flag(name) .. "\\fR" end
     out[#out + 1] = ".IP"
     wrap(out, "Options: " .. table.concat(names, ", ") .. ".")
   end
