@@ -24,8 +24,10 @@ local commands = require("raymond.commands")
 local help = require("raymond.commands.help")
 local tags = require("raymond.tags")
 
--- What an argument is, by the placeholder its command gives it.
-local arg_kinds = { WORKFLOW = "workflow", ID = "run", COMMAND = "command", DIR = "dir" }
+-- What to complete for a placeholder in usage and options; any other
+-- (TEXT, N, KEY...) is text, with nothing to offer.
+local kinds = { WORKFLOW = "workflow", ID = "run", COMMAND = "command",
+                FILE = "file", PATH = "file", DIR = "dir" }
 
 -- What an option's value is.  An ID chooses an existing run when the
 -- option chooses a command (--resume, --status); --workflow-id names a
@@ -33,10 +35,8 @@ local arg_kinds = { WORKFLOW = "workflow", ID = "run", COMMAND = "command", DIR 
 local function option_kind(o)
   if not o.arg then return "flag" end
   if o.one_of then return "values" end
-  if o.arg == "ID" then return o.command and "run" or "text" end
-  if o.arg == "FILE" or o.arg == "PATH" then return "file" end
-  if o.arg == "DIR" then return "dir" end
-  return "text"
+  if o.arg == "ID" and not o.command then return "text" end
+  return kinds[o.arg] or "text"
 end
 
 return function()
@@ -54,7 +54,7 @@ return function()
     local c = { name = name, summary = cmd.summary, usage = cmd.usage, help = cmd.help,
                 synopsis = help.synopsis(cmd), args = {}, options = {}, groups = cmd.flags or {} }
     for _, a in ipairs(cmd.args or {}) do
-      c.args[#c.args + 1] = { name = a.name, optional = a.optional, kind = arg_kinds[a.name] or "file" }
+      c.args[#c.args + 1] = { name = a.name, optional = a.optional, kind = kinds[a.name] or "text" }
     end
     for _, group in ipairs(c.groups) do table.move(group, 2, #group, #c.options + 1, c.options) end
     c.options[#c.options + 1] = "help"
