@@ -61,7 +61,7 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) Makefile | deps $(BUILD)/obj
 $(BUILD)/gen/embedded.c: $(LUA_SRCS) tools/embed.sh | $(BUILD)/gen
 	sh tools/embed.sh $(LUA_SRCS) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c | deps $(BUILD)/obj
+$(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c Makefile | deps $(BUILD)/obj
 	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
 
 # RAYMOND_LUA_DIR lets tools/gen's main.lua stand in for the engine's, so
