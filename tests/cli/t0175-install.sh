@@ -45,7 +45,7 @@ test_expect_success 'make install puts every file under DESTDIR/PREFIX with its 
 		stat -c %a "$STAGE/usr/$f" | grep -qx 644 || { echo "missing or not 644: $f"; exit 1; }
 	done &&
 	for f in "$TESTS_TOP"/hooks/*.lua; do
-		cmp "$f" "$STAGE/usr/share/raymond/hooks/${f##*/}"
+		cmp "$f" "$STAGE/usr/share/raymond/hooks/${f##*/}" || exit 1
 	done &&
 	! grep -rl "$TESTS_TOP" "$STAGE"
 '
@@ -75,8 +75,9 @@ test_expect_success 'the installed binary, moved elsewhere, runs a workflow read
 
 test_expect_success 'the man page renders and has every command and option of the binary' '
 	command -v man >/dev/null || sh "$TESTS_TOP/tools/apt-install.sh" test man-db groff-base &&
-	MANWIDTH=80 MANPAGER=cat man -l "$STAGE/usr/share/man/man1/raymond.1" >page 2>man.err &&
-	! test -s man.err &&
+	MANWIDTH=80 MANPAGER=cat man -l "$STAGE/usr/share/man/man1/raymond.1" >page &&
+	groff -man -ww -z -Tutf8 "$STAGE/usr/share/man/man1/raymond.1" 2>groff.err &&
+	! test -s groff.err || { cat groff.err; exit 1; }
 	grep -q "^NAME" page && grep -q "raymond - run workflows" page &&
 	sed -n "/^COMMANDS/,/^OPTIONS/p" page >cmds &&
 	for c in $(commands); do
