@@ -22,7 +22,7 @@ function M.main(argv)
   local module = writers[argv[1] or ""]
   if not module or argv[2] then
     require("raymond.console").error("usage: RAYMOND_LUA_DIR=tools/gen raymond man|bash|zsh")
-    code = 2
+    code = 1
     return
   end
   raymond.stdout(require(module)(require("raymond.gen.model")()))
