@@ -10,13 +10,17 @@ BUILD=$(dirname "$RAYMOND")
 STAGE=$TEST_ROOT/stage
 unset RAYMOND_LUA_DIR
 
-# make TARGET DESTDIR=$1 PREFIX=/usr from the source tree, into the build
-# the tests run (make rebuilds nothing that is up to date).
+# make TARGET DESTDIR=$2 PREFIX=/usr from the source tree, with the binary
+# under test as it is: -o keeps make from building it again (with other
+# flags than a sanitizer build's, say).  The man page and completions are
+# written afresh by that binary.
 make_target() {
 	(unset MAKEFLAGS MFLAGS MAKELEVEL
-	 make -C "$TESTS_TOP" --no-print-directory BUILD="$BUILD" DESTDIR="$2" PREFIX=/usr "$1") \
+	 make -C "$TESTS_TOP" --no-print-directory -o "$BUILD/raymond" \
+		BUILD="$BUILD" DESTDIR="$2" PREFIX=/usr "$1") \
 		>"make-$1.out" 2>&1 || { cat "make-$1.out"; return 1; }
 }
+rm -f "$BUILD"/gen/raymond.man "$BUILD"/gen/raymond.bash "$BUILD"/gen/raymond.zsh
 
 # The commands `raymond help` lists, one a line.
 commands() {
