@@ -5,6 +5,7 @@
 #   make check    the same tests with AddressSanitizer and UBSan
 #   make demo     build and run the example workflow workflows/hello
 #   make bench    run the benchmarks in bench/
+#   make install  install raymond, its man page and completions (docs/install.md)
 
 CC      ?= cc
 BUILD   ?= build
@@ -17,7 +18,10 @@ OPT     ?= -O2
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-CFLAGS  += -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_GNU_SOURCE $(SAN)
+# The file prefix map keeps the build's folder out of the binary (debug
+# information, __FILE__): what is built here may be installed anywhere.
+CFLAGS  += -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_GNU_SOURCE $(SAN) \
+	   -ffile-prefix-map=$(CURDIR)=.
 LDFLAGS += $(SAN)
 
 SRCS     := $(wildcard src/*.c)
@@ -28,7 +32,13 @@ LUA_SRCS := $(wildcard lua/raymond/*.lua lua/raymond/*/*.lua) $(wildcard hooks/*
 UNIT     := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check bench demo clean
+# The man page and the bash and zsh completions, which the binary being
+# installed writes from its own command table (tools/gen/raymond/main.lua)
+# when make install asks for them.
+GEN      := $(BUILD)/gen/raymond.man $(BUILD)/gen/raymond.bash $(BUILD)/gen/raymond.zsh
+GEN_SRCS := $(wildcard tools/gen/raymond/*.lua tools/gen/raymond/*/*.lua)
+
+.PHONY: all deps test check bench demo clean install install-strip uninstall
 .DEFAULT_GOAL := all
 
 all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN) $(BUILD)/tests/fake-claude \
@@ -43,15 +53,21 @@ deps:
 $(BUILD)/raymond: $(OBJS) | deps
 	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(PKG_LIBS) -lm
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) | deps $(BUILD)/obj
+# Objects depend on the Makefile too: a change of flags compiles again.
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) Makefile | deps $(BUILD)/obj
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -c -o $@ $<
 
 # The engine's Lua and the default hooks are compiled into the binary.
 $(BUILD)/gen/embedded.c: $(LUA_SRCS) tools/embed.sh | $(BUILD)/gen
 	sh tools/embed.sh $(LUA_SRCS) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c | deps $(BUILD)/obj
+$(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c Makefile | deps $(BUILD)/obj
 	$(CC) $(CFLAGS) -Isrc -c -o $@ $<
+
+# RAYMOND_LUA_DIR lets tools/gen's main.lua stand in for the engine's, so
+# the binary just built writes these from the tables compiled into it.
+$(BUILD)/gen/raymond.%: $(BUILD)/raymond $(GEN_SRCS) | $(BUILD)/gen
+	RAYMOND_LUA_DIR=tools/gen $(BUILD)/raymond $* > $@.tmp && mv $@.tmp $@
 
 # Unit tests link the core.  The atomic file test interposes the system
 # calls it makes fail.
@@ -99,6 +115,53 @@ bench: all
 
 demo: all
 	cd workflows/hello && ../../$(BUILD)/raymond . --input "world"
+
+# Installation, with the GNU names: make install PREFIX=/usr DESTDIR=/tmp/stage.
+# The binary needs nothing else at run time: the engine's Lua and the
+# default hooks are compiled into it.  The copies under $(DATADIR)/raymond
+# are there to read, to copy and adapt a default hook, or to point
+# RAYMOND_LUA_DIR at.  uninstall removes exactly these files, then the
+# folders of raymond's own that are left empty.
+PREFIX      = /usr/local
+BINDIR      = $(PREFIX)/bin
+DATADIR     = $(PREFIX)/share
+MANDIR      = $(DATADIR)/man
+MAN1DIR     = $(MANDIR)/man1
+DOCDIR      = $(DATADIR)/doc/raymond
+BASHCOMPDIR = $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR  = $(DATADIR)/zsh/site-functions
+INSTALL         = install
+INSTALL_PROGRAM = $(INSTALL) -m 755
+INSTALL_DATA    = $(INSTALL) -m 644
+
+SHARE    := $(DESTDIR)$(DATADIR)/raymond
+LUA_MODS := $(filter lua/%,$(LUA_SRCS))
+LUA_DIRS := $(sort $(dir $(LUA_MODS)))
+HOOKS    := $(filter hooks/%,$(LUA_SRCS))
+DOCS     := README.md $(wildcard docs/*.md)
+
+install: $(BUILD)/raymond $(GEN)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(BASHCOMPDIR) \
+	    $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DOCDIR) $(SHARE)/hooks $(addprefix $(SHARE)/,$(LUA_DIRS))
+	$(INSTALL_PROGRAM) $(BUILD)/raymond $(DESTDIR)$(BINDIR)/raymond
+	$(INSTALL_DATA) $(BUILD)/gen/raymond.man $(DESTDIR)$(MAN1DIR)/raymond.1
+	$(INSTALL_DATA) $(BUILD)/gen/raymond.bash $(DESTDIR)$(BASHCOMPDIR)/raymond
+	$(INSTALL_DATA) $(BUILD)/gen/raymond.zsh $(DESTDIR)$(ZSHCOMPDIR)/_raymond
+	$(INSTALL_DATA) $(HOOKS) $(SHARE)/hooks
+	for d in $(LUA_DIRS); do $(INSTALL_DATA) $$d*.lua $(SHARE)/$$d || exit 1; done
+	$(INSTALL_DATA) $(DOCS) $(DESTDIR)$(DOCDIR)
+
+install-strip:
+	$(MAKE) INSTALL_PROGRAM='$(INSTALL_PROGRAM) -s' install
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/raymond $(DESTDIR)$(MAN1DIR)/raymond.1 \
+	    $(DESTDIR)$(BASHCOMPDIR)/raymond $(DESTDIR)$(ZSHCOMPDIR)/_raymond \
+	    $(addprefix $(SHARE)/,$(HOOKS) $(LUA_MODS)) $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)))
+	@for d in $$(printf '%s\n' $(addprefix $(SHARE)/,$(LUA_DIRS:%/=%) lua hooks) | sort -r) \
+	    $(SHARE) $(DESTDIR)$(DOCDIR); do \
+	    [ ! -d $$d ] || rmdir $$d 2>/dev/null || echo "raymond: kept $$d: it holds files make install did not put there" >&2; \
+	done
 
 clean:
 	rm -rf build build-san

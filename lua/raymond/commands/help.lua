@@ -170,4 +170,7 @@ function M.main(opts)
   return 0
 end
 
+-- The man page (tools/gen) lays out the same tables with these.
+M.synopsis, M.wrap = synopsis, wrap
+
 return M
