@@ -233,6 +233,27 @@ api_frontmatter(lua_State *L)
 	return 2;
 }
 
+/*
+ * raymond.yaml(text, name) -> doc, lines | nil, message: a whole YAML file,
+ * every value a string, and where each key and element is (see
+ * ray_yaml_push in frontmatter.h).
+ */
+static int
+api_yaml(lua_State *L)
+{
+	size_t len;
+	const char *text = luaL_checklstring(L, 1, &len);
+	struct ray_err err;
+
+	luaL_checkstring(L, 2);
+	lua_settop(L, 2);
+	lua_newtable(L);
+	if (ray_yaml_push(L, text, len, lua_tostring(L, 2), 3, &err) < 0)
+		return fail(L, "%s", err.msg);
+	lua_pushvalue(L, 3);
+	return 2;
+}
+
 /* raymond.write_atomic(path, data) -> true | nil, message, code */
 static int
 api_write_atomic(lua_State *L)
@@ -1074,6 +1095,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "json_encode", api_json_encode },
 	{ "read_file", api_read_file },
 	{ "frontmatter", api_frontmatter },
+	{ "yaml", api_yaml },
 	{ "write_atomic", api_write_atomic },
 	{ "clear_stale", api_clear_stale },
 	{ "journal_open", api_journal_open },
