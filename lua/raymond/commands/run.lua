@@ -57,9 +57,11 @@ function M.main(opts)
     require("raymond.console").error(cerr.msg, nil, cerr.hint)
     return 1
   end
-  local dsp = from.dangerously_skip_permissions
+  -- A file may turn this on unseen, so the run says where it came from.
+  local dsp, console = from.dangerously_skip_permissions, require("raymond.console")
+  console.quiet = opts.quiet
   if dsp.value and dsp.source ~= "command line" then
-    require("raymond.console").progress("raymond: dangerously_skip_permissions is on (%s)", dsp.source)
+    console.progress("raymond: dangerously_skip_permissions is on (%s)", dsp.source)
   end
   local run, err = require("raymond.engine").start(opts)
   if run then return nil, run end
