@@ -267,7 +267,10 @@ end
 function M.load(cwd)
   local cfg = { files = {}, project_path = M.project_path(cwd), user_path = M.user_path() }
   local user, project = cfg.user_path, cfg.project_path
-  if user and project and raymond.realpath(user) == raymond.realpath(project) then user = nil end
+  -- A user file that is the project's file (a config in ~/.config's
+  -- project, a link) is read once, as the project's.
+  local real = user and project and raymond.realpath(user)
+  if real and real == raymond.realpath(project) then user = nil end
   if user and raymond.stat(user, true) then
     local file, err = read("user", user, cwd, dirname(user))
     if not file then return nil, err end
