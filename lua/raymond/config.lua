@@ -48,6 +48,8 @@ M.MAX_BYTES = 1024 * 1024
 --   key      the key under raymond:
 --   option   the command-line option it stands for (raymond.cli)
 --   default  its value when nothing gives one (nil: the Claude CLI's own)
+--   example  a value to show in hints and the commented file, when there
+--            is no default
 --   path     its values are paths, taken from the file's base folder
 --   doc      one line on what it does
 --   ignored  a key of the original raymond that this one does not
@@ -57,9 +59,9 @@ M.KEYS = {
     doc = "stop the run once it has spent this much, in USD (0 = no limit)" },
   { key = "timeout", option = "timeout", default = engine.DEFAULTS.timeout,
     doc = "stop a state that prints nothing for this many seconds (0 = no limit)" },
-  { key = "model", option = "model",
+  { key = "model", option = "model", example = "sonnet",
     doc = "model for markdown states whose frontmatter names none (haiku, sonnet, opus, or an id)" },
-  { key = "effort", option = "effort",
+  { key = "effort", option = "effort", example = "high",
     doc = "effort for markdown states whose frontmatter names none: low, medium, high, xhigh or max" },
   { key = "dangerously_skip_permissions", option = "dangerously-skip-permissions", default = false,
     doc = "let Claude run any tool without asking (else it may only edit files)" },
@@ -131,39 +133,43 @@ local function shape(t, lines)
   return type(first) == "number" and "a list" or "a mapping"
 end
 
--- Check one setting's value.  Returns what the file's values table keeps,
--- or nil and the message (without FILE:LINE) and a hint.
+-- Check a list setting's value (one path stands for a list of one).
+-- Returns what the file's values table keeps, or nil, the message
+-- (without FILE:LINE), a hint and the line at fault if not `line`.
+local function check_list(k, o, value, line, lines, base)
+  if type(value) == "string" then value = { value } lines[value] = { line } end
+  if shape(value, lines) ~= "a list" and next(value) ~= nil then
+    return nil, string.format("%s must be a list of paths, not a mapping", k.key),
+      string.format("for example: %s: [path, path]", k.key)
+  end
+  local items = {}
+  for i, v in ipairs(value) do
+    local at = lines[value][i] or line
+    if type(v) ~= "string" then
+      return nil, string.format("%s: item %d must be a path, not %s", k.key, i, shape(v, lines)), nil, at
+    end
+    if v == "" then return nil, string.format("%s: item %d is empty", k.key, i), nil, at end
+    local path = v:sub(1, 1) == "/" and v or base .. "/" .. v
+    local want = o.name == "allow-cd" and "dir" or "file"
+    if raymond.stat(path) ~= want then
+      return nil, string.format("%s: '%s' is not a %s", k.key, path, want == "dir" and "directory" or "file"),
+        "relative paths are taken from " .. base, at
+    end
+    items[i] = { value = path, line = at }
+  end
+  if #items > o.many then
+    return nil, string.format("more than %d %s in %s", o.many, o.too_many[1], k.key), o.too_many[2]
+  end
+  return { items = items, line = line }
+end
+
+-- Check one setting's value, as check_list does.
 local function check(k, value, line, lines, base)
   local o = cli.by_name[k.option]
-  if o.many then
-    if type(value) == "string" then value = { value } lines[value] = { line } end
-    if shape(value, lines) ~= "a list" and next(value) ~= nil then
-      return nil, string.format("%s must be a list of paths, not a mapping", k.key),
-        string.format("for example: %s: [path, path]", k.key)
-    end
-    local items = {}
-    for i, v in ipairs(value) do
-      local at = lines[value][i] or line
-      if type(v) ~= "string" or v == "" then
-        return nil, string.format("%s: item %d must be a path, not %s", k.key, i,
-          v == "" and "empty" or shape(v, lines)), nil, at
-      end
-      local path = v:sub(1, 1) == "/" and v or base .. "/" .. v
-      local want = o.name == "allow-cd" and "dir" or "file"
-      if raymond.stat(path) ~= want then
-        return nil, string.format("%s: '%s' is not a %s", k.key, path, want == "dir" and "directory" or "file"),
-          "relative paths are taken from " .. base, at
-      end
-      items[i] = { value = path, line = at }
-    end
-    if #items > o.many then
-      return nil, string.format("more than %d %s in %s", o.many, o.too_many[1], k.key), o.too_many[2]
-    end
-    return { items = items, line = line }
-  end
+  if o.many then return check_list(k, o, value, line, lines, base) end
   if type(value) ~= "string" then
     return nil, string.format("%s must be a single value, not %s", k.key, shape(value, lines)),
-      string.format("for example: %s: %s", k.key, tostring(k.default or "sonnet"))
+      string.format("for example: %s: %s", k.key, tostring(k.example or k.default))
   end
   if not o.arg then
     local b = BOOLEANS[value:lower()]

@@ -43,8 +43,7 @@ function M.text()
     if not k.ignored then
       out[#out + 1] = "  # " .. k.doc
       if k.default == nil then
-        out[#out + 1] = "  # " .. k.key .. ": " .. (k.key == "model" and "sonnet" or "high")
-          .. "    # default: the Claude CLI's own"
+        out[#out + 1] = "  # " .. k.key .. ": " .. k.example .. "    # default: the Claude CLI's own"
       else
         out[#out + 1] = "  # " .. k.key .. ": " .. yaml_value(k.default)
       end
