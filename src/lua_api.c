@@ -190,17 +190,22 @@ api_json_encode(lua_State *L)
 	return 1;
 }
 
-/* raymond.read_file(path) -> data | nil, message */
+/*
+ * raymond.read_file(path [, max]) -> data | nil, message, code; a file
+ * over `max` bytes is refused unread (RAY_ETOOBIG)
+ */
 static int
 api_read_file(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
+	lua_Integer max = luaL_optinteger(L, 2, -1);
 	struct box *b = box_push(L, free);
 	struct ray_err err;
 	char *data;
 	size_t len;
 
-	if (ray_atomicfile_read(path, &data, &len, &err) < 0)
+	if (ray_atomicfile_read_max(path, max < 0 ? SIZE_MAX : (size_t)max,
+	    &data, &len, &err) < 0)
 		return fail_err(L, &err);
 	b->p = data;
 	lua_pushlstring(L, data, len);

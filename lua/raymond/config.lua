@@ -41,7 +41,7 @@ local text = require("raymond.text")
 local M = {}
 
 -- A config file is a page of settings; a file far larger is a mistake
--- (or not a config file), refused before libyaml sees it.
+-- (or not a config file), refused unread.
 M.MAX_BYTES = 1024 * 1024
 
 -- Every setting, in the order init-config writes them:
@@ -213,13 +213,9 @@ end
 -- Read and check one file.  Returns the file table, or nil and an error.
 local function read(which, path, cwd, base)
   local shown = console.rel(path, cwd)
-  local data, rerr = raymond.read_file(path)
+  local data, rerr = raymond.read_file(path, M.MAX_BYTES)
   if not data then
-    return nil, { msg = rerr, hint = "make " .. shown .. " a readable file, or run with --no-config" }
-  end
-  if #data > M.MAX_BYTES then
-    return nil, { msg = string.format("%s is larger than %d bytes: not a config file", shown, M.MAX_BYTES),
-      hint = "a config file holds a few settings; see raymond help config" }
+    return nil, { msg = rerr, hint = "make " .. shown .. " a readable file of settings, or run with --no-config" }
   end
   local doc, lines = raymond.yaml(data, shown)
   local hint = "fix the file, or run with --no-config; see raymond help config"

@@ -106,11 +106,12 @@ T.test("config.apply: command line over project over user over default; lists ad
   T.eq(from.budget, nil)
 end)
 
-T.test("config.load refuses a file over the size cap, unparsed", function()
+T.test("config.load refuses a file over the size cap, unread", function()
   local dir = project("raymond:\n" .. string.rep("# padding\n", config.MAX_BYTES // 10 + 1))
   local cfg, err = config.load(dir)
   T.eq(cfg, nil)
-  T.eq(err.msg, string.format(".raymond/config.yaml is larger than %d bytes: not a config file", config.MAX_BYTES))
+  T.eq(err.msg, string.format("cannot read '%s/.raymond/config.yaml': it is larger than %d bytes", dir,
+    config.MAX_BYTES))
 end)
 
 T.test("every setting names a command-line option, and the option's key is a launch option or display", function()
