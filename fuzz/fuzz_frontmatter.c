@@ -14,6 +14,11 @@
  *     and tables, with string keys in mappings and 1..n in lists, no
  *     deeper than the limit.
  *
+ *   - ray_yaml_push of the whole input as a file: the same, with a
+ *     message beginning with the file's name and naming a line that
+ *     exists, and every line it records for a key or an element is a line
+ *     of the input.
+ *
  * push runs inside lua_pcall on a plain lua_State, as api_frontmatter does
  * inside the raymond host; a Lua error escaping it is a bug.
  */
@@ -79,6 +84,24 @@ walk(lua_State *L, int depth)
 		bad("frontmatter list is not dense (1..n with holes)");
 }
 
+/*
+ * After a push above stack index `top`: success left one sane table, a
+ * failure nothing.
+ */
+static void
+check_pushed(lua_State *L, const struct job *j, int top)
+{
+	if (j->rc == 0) {
+		if (lua_gettop(L) != top + 1 || !lua_istable(L, -1))
+			bad("push succeeded but left the stack %s",
+			    lua_gettop(L) == top + 1 ? "with a non-table" :
+			    "unbalanced");
+		walk(L, 1);
+	} else if (lua_gettop(L) != top) {
+		bad("push failed but left the stack unbalanced");
+	}
+}
+
 static int
 push(lua_State *L)
 {
@@ -94,14 +117,62 @@ push(lua_State *L)
 	top = lua_gettop(L);
 	j->rc = ray_frontmatter_push(L, j->yaml, j->len, j->first_line, top,
 	    &j->err);
+	check_pushed(L, j, top);
+	return 0;
+}
+
+/* The last line a message or a lines table may name. */
+static unsigned long long
+last_line(const struct job *j)
+{
+	unsigned long long last = (unsigned long long)j->first_line;
+	size_t i;
+
+	for (i = 0; i < j->len; i++)
+		if (j->yaml[i] == '\n')
+			last++;
+	if (j->len > 0 && j->yaml[j->len - 1] != '\n')
+		last++;
+	return last;
+}
+
+/* Every line in the lines table at the top of the stack is in the input. */
+static void
+check_lines(lua_State *L, const struct job *j)
+{
+	unsigned long long last = last_line(j);
+	lua_Integer line;
+
+	lua_pushnil(L);
+	while (lua_next(L, -2) != 0) {
+		if (!lua_istable(L, -2) || !lua_istable(L, -1))
+			bad("the lines table holds a %s for a %s",
+			    luaL_typename(L, -1), luaL_typename(L, -2));
+		lua_pushnil(L);
+		while (lua_next(L, -2) != 0) {
+			line = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+			if (line < 1 || (unsigned long long)line > last)
+				bad("the lines table names line %lld, not in "
+				    "the input", (long long)line);
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+}
+
+static int
+push_file(lua_State *L)
+{
+	struct job *j = lua_touserdata(L, 1);
+	int top;
+
+	lua_newtable(L);
+	top = lua_gettop(L);
+	j->rc = ray_yaml_push(L, j->yaml, j->len, "c.yaml", top, &j->err);
+	check_pushed(L, j, top);
 	if (j->rc == 0) {
-		if (lua_gettop(L) != top + 1 || !lua_istable(L, -1))
-			bad("push succeeded but left the stack %s",
-			    lua_gettop(L) == top + 1 ? "with a non-table" :
-			    "unbalanced");
-		walk(L, 1);
-	} else if (lua_gettop(L) != top) {
-		bad("push failed but left the stack unbalanced");
+		lua_pop(L, 1);
+		check_lines(L, j);
 	}
 	return 0;
 }
@@ -116,22 +187,35 @@ push(lua_State *L)
  * U+2029 as line breaks, but raymond names the file's lines.
  */
 static void
-check_error(const struct job *j)
+check_error(const struct job *j, const char *prefix, const char *format)
 {
-	unsigned long long line, last = (unsigned long long)j->first_line;
+	unsigned long long line, last = last_line(j);
 	const char *m = j->err.msg;
-	size_t i;
 
-	if (j->err.code != j->rc || strncmp(m, "frontmatter", 11) != 0)
+	if (j->err.code != j->rc || strncmp(m, prefix, strlen(prefix)) != 0)
 		bad("push failed with the message '%s'", m);
-	for (i = 0; i < j->len; i++)
-		if (j->yaml[i] == '\n')
-			last++;
-	if (j->len > 0 && j->yaml[j->len - 1] != '\n')
-		last++;
-	if (sscanf(m, "frontmatter line %llu", &line) == 1 &&
+	if (sscanf(m, format, &line) == 1 &&
 	    (line < (unsigned long long)j->first_line || line > last))
 		bad("the message names a line outside the YAML: %s", m);
+}
+
+/*
+ * Call `fn` on job `j` in protected mode, as the host does; a failure's
+ * message begins with `prefix` and a line read by `format`.
+ */
+static void
+run(lua_State *L, lua_CFunction fn, struct job *j, const char *prefix,
+    const char *format)
+{
+	lua_pushcfunction(L, fn);
+	lua_pushlightuserdata(L, j);
+	if (lua_pcall(L, 1, 0, 0) != LUA_OK)
+		bad("a Lua error escaped the push (%s): %s", prefix,
+		    lua_tostring(L, -1));
+	if (j->rc < 0)
+		check_error(j, prefix, format);
+	if (lua_gettop(L) != 0)
+		bad("the Lua stack is not empty after the call");
 }
 
 int
@@ -171,14 +255,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		j.len = size;
 		j.first_line = 1;
 	}
-	lua_pushcfunction(L, push);
-	lua_pushlightuserdata(L, &j);
-	if (lua_pcall(L, 1, 0, 0) != LUA_OK)
-		bad("a Lua error escaped ray_frontmatter_push: %s",
-		    lua_tostring(L, -1));
-	if (j.rc < 0)
-		check_error(&j);
-	if (lua_gettop(L) != 0)
-		bad("the Lua stack is not empty after the call");
+	run(L, push, &j, "frontmatter", "frontmatter line %llu");
+
+	memset(&j, 0, sizeof(j));
+	j.yaml = text;
+	j.len = size;
+	j.first_line = 1;
+	run(L, push_file, &j, "c.yaml", "c.yaml:%llu");
 	return 0;
 }

@@ -158,6 +158,20 @@ int
 ray_atomicfile_read(const char *path, char **out, size_t *len,
     struct ray_err *err)
 {
+	return ray_atomicfile_read_max(path, SIZE_MAX, out, len, err);
+}
+
+static int
+too_big(struct ray_err *err, const char *path, size_t max)
+{
+	return ray_err_set(err, RAY_ETOOBIG, "cannot read '%s': it is larger "
+	    "than %zu bytes", path, max);
+}
+
+int
+ray_atomicfile_read_max(const char *path, size_t max, char **out,
+    size_t *len, struct ray_err *err)
+{
 	struct stat st;
 	char *buf = NULL;
 	size_t cap, used = 0, chunk;
@@ -183,6 +197,10 @@ ray_atomicfile_read(const char *path, char **out, size_t *len,
 		rc = ray_err_set(err, RAY_EINVAL, "cannot read '%s': it is not "
 		    "a regular file (a %s)", path, S_ISDIR(st.st_mode) ?
 		    "folder" : S_ISFIFO(st.st_mode) ? "FIFO" : "device or socket");
+		goto out;
+	}
+	if (st.st_size >= 0 && (uintmax_t)st.st_size > max) {
+		rc = too_big(err, path, max);
 		goto out;
 	}
 	if (st.st_size < 0 || (uintmax_t)st.st_size >= SIZE_MAX / 2) {
@@ -224,6 +242,11 @@ ray_atomicfile_read(const char *path, char **out, size_t *len,
 		if (n == 0)
 			break;
 		used += (size_t)n;
+		/* The size may have grown since fstat. */
+		if (used > max) {
+			rc = too_big(err, path, max);
+			goto out;
+		}
 	}
 
 	/* The loop grows the buffer before it is full, so this fits. */

@@ -22,7 +22,9 @@
  * with ray_atomicfile_clear_stale().
  *
  * ray_atomicfile_read() reads a whole file into a NUL-terminated buffer
- * the caller owns and frees with free(3).
+ * the caller owns and frees with free(3).  ray_atomicfile_read_max()
+ * does the same for a file of at most `max` bytes, and fails with
+ * RAY_ETOOBIG, having read at most `max` + one slice, for a larger one.
  */
 #ifndef RAY_ATOMICFILE_H
 #define RAY_ATOMICFILE_H
@@ -35,6 +37,8 @@ int ray_atomicfile_write(const char *path, const void *data, size_t len,
     struct ray_err *err);
 int ray_atomicfile_read(const char *path, char **out, size_t *len,
     struct ray_err *err);
+int ray_atomicfile_read_max(const char *path, size_t max, char **out,
+    size_t *len, struct ray_err *err);
 /*
  * fsync the directory holding `path`, so that its new or renamed entry
  * survives a power cut (step 5 above).  Returns 0, or -errno with `err`

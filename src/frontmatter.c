@@ -18,6 +18,7 @@
 #include "frontmatter.h"
 
 #include <lauxlib.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,9 @@ struct reader {
 	long nodes;		/* values pushed so far, aliases expanded */
 	int first_line;		/* the file line on which the YAML starts */
 	int types;		/* stack index of the field types, or 0 */
+	int lines;		/* stack index of the lines table, or 0 */
+	const char *name;	/* the file's name in messages, or NULL for
+				 * frontmatter */
 	struct ray_err *err;
 	yaml_parser_t parser;
 	int parser_ready;	/* yaml_parser_initialize() succeeded */
@@ -106,19 +110,56 @@ file_line(struct reader *r, yaml_mark_t mark)
 	return line_of(r, mark.index);
 }
 
+/* What the messages call the text: the file's name, or "frontmatter". */
+static const char *
+text_name(const struct reader *r)
+{
+	return r->name ? r->name : "frontmatter";
+}
+
+/*
+ * Fail with a message about file line `line`: "frontmatter line N: ..."
+ * for frontmatter, "NAME:N: ..." for a named file.
+ */
+static int
+fail_line(struct reader *r, unsigned long long line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fail_line(struct reader *r, unsigned long long line, const char *fmt, ...)
+{
+	char what[RAY_ERR_MSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (r->name)
+		return ray_err_set(r->err, RAY_EINVAL, "%s:%llu: %s", r->name,
+		    line, what);
+	return ray_err_set(r->err, RAY_EINVAL, "frontmatter line %llu: %s",
+	    line, what);
+}
+
 static int
 fail_at(struct reader *r, yaml_mark_t mark, const char *what)
 {
-	return ray_err_set(r->err, RAY_EINVAL, "frontmatter line %llu: %s",
-	    file_line(r, mark), what);
+	return fail_line(r, file_line(r, mark), "%s", what);
+}
+
+static int
+no_memory(const struct reader *r)
+{
+	return ray_err_set(r->err, RAY_EINVAL,
+	    "%s: out of memory while parsing the YAML", text_name(r));
 }
 
 static int
 too_large(const struct reader *r)
 {
 	return ray_err_set(r->err, RAY_ETOOBIG,
-	    "frontmatter is too large: more than %d values (aliases count "
-	    "once for each use)", MAX_NODES);
+	    "%s is too large: more than %d values (aliases count "
+	    "once for each use)", text_name(r), MAX_NODES);
 }
 
 static int
@@ -140,8 +181,7 @@ parse_error(struct reader *r, const yaml_parser_t *p)
 	size_t i;
 
 	if (p->error == YAML_MEMORY_ERROR)
-		return ray_err_set(r->err, RAY_EINVAL,
-		    "frontmatter: out of memory while parsing the YAML");
+		return no_memory(r);
 	if (p->error == YAML_READER_ERROR) {
 		/* The reader gives a byte offset rather than a mark. */
 		mark.index = 0;
@@ -153,12 +193,9 @@ parse_error(struct reader *r, const yaml_parser_t *p)
 			    (unsigned)p->problem_value & 0xFFu);
 	}
 	if (p->context)
-		return ray_err_set(r->err, RAY_EINVAL,
-		    "frontmatter line %llu: %s%s (%s at line %llu)",
-		    file_line(r, mark), problem, value, p->context,
-		    file_line(r, p->context_mark));
-	return ray_err_set(r->err, RAY_EINVAL, "frontmatter line %llu: %s%s",
-	    file_line(r, mark), problem, value);
+		return fail_line(r, file_line(r, mark), "%s%s (%s at line %llu)",
+		    problem, value, p->context, file_line(r, p->context_mark));
+	return fail_line(r, file_line(r, mark), "%s%s", problem, value);
 }
 
 static const char *
@@ -205,8 +242,9 @@ read_events(struct reader *r, yaml_parser_t *p)
 			return 0;
 		case YAML_DOCUMENT_START_EVENT:
 			if (++docs > 1)
-				return fail_at(r, e->start_mark,
-				    "the frontmatter must be a single YAML document");
+				return fail_line(r, file_line(r, e->start_mark),
+				    "the %s must be a single YAML document",
+				    r->name ? "file" : "frontmatter");
 			break;
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
@@ -232,9 +270,8 @@ read_events(struct reader *r, yaml_parser_t *p)
 		case YAML_ALIAS_EVENT:
 			if (lua_getfield(r->L, -1, (const char *)e->data.alias.anchor) != LUA_TNUMBER) {
 				lua_pop(r->L, 1);
-				return ray_err_set(r->err, RAY_EINVAL,
-				    "frontmatter line %llu: alias *%s has no "
-				    "anchor &%s before it", file_line(r, e->start_mark),
+				return fail_line(r, file_line(r, e->start_mark),
+				    "alias *%s has no anchor &%s before it",
 				    (const char *)e->data.alias.anchor,
 				    (const char *)e->data.alias.anchor);
 			}
@@ -346,23 +383,45 @@ push_scalar(lua_State *L, const yaml_event_t *e, int *null, enum want want)
 static int push_node(struct reader *r, size_t *i, int depth, int *null,
     enum want want);
 
+/*
+ * With a lines table, record the table of lines on top of the stack as
+ * the one of the collection just below it, and pop it.
+ */
+static void
+keep_lines(struct reader *r)
+{
+	lua_pushvalue(r->L, -2);
+	lua_insert(r->L, -2);
+	lua_rawset(r->L, r->lines);
+}
+
 /* Push the sequence whose start event is at *i. */
 static int
 push_sequence(struct reader *r, size_t *i, int depth)
 {
 	lua_Integer n = 0;
+	unsigned long long line;
 	int rc, null;
 
 	lua_newtable(r->L);
+	if (r->lines)
+		lua_newtable(r->L);	/* the line of each element */
 	for ((*i)++; r->ev[*i].type != YAML_SEQUENCE_END_EVENT;) {
+		line = file_line(r, r->ev[*i].start_mark);
 		rc = push_node(r, i, depth, &null, AS_STRING);
 		if (rc < 0)
 			return rc;
 		/* A null element becomes "" so the list stays dense. */
 		if (null)
 			lua_pushliteral(r->L, "");
-		lua_rawseti(r->L, -2, ++n);
+		lua_rawseti(r->L, r->lines ? -3 : -2, ++n);
+		if (r->lines) {
+			lua_pushinteger(r->L, (lua_Integer)line);
+			lua_rawseti(r->L, -2, n);
+		}
 	}
+	if (r->lines)
+		keep_lines(r);
 	(*i)++;
 	return 0;
 }
@@ -413,9 +472,8 @@ push_mapping(struct reader *r, size_t *i, int depth)
 		lua_pushlstring(r->L, (const char *)key->data.scalar.value,
 		    key->data.scalar.length);
 		if (lua_rawget(r->L, -2) != LUA_TNIL)
-			return ray_err_set(r->err, RAY_EINVAL,
-			    "frontmatter line %llu: duplicate key '%s' (first on "
-			    "line %lld)", file_line(r, r->ev[*i].start_mark),
+			return fail_line(r, file_line(r, r->ev[*i].start_mark),
+			    "duplicate key '%s' (first on line %lld)",
 			    (const char *)key->data.scalar.value,
 			    (long long)lua_tointeger(r->L, -1));
 		lua_pop(r->L, 1);
@@ -435,7 +493,11 @@ push_mapping(struct reader *r, size_t *i, int depth)
 		else
 			lua_rawset(r->L, -4);
 	}
-	lua_pop(r->L, 1);
+	/* The keys with their lines are the mapping's lines table. */
+	if (r->lines)
+		keep_lines(r);
+	else
+		lua_pop(r->L, 1);
 	(*i)++;
 	return 0;
 }
@@ -510,6 +572,9 @@ push_root(struct reader *r)
 		lua_pop(r->L, 1);
 	}
 	what = e->type == YAML_SEQUENCE_START_EVENT ? "a list" : "a single value";
+	if (r->name)
+		return fail_line(r, file_line(r, e->start_mark), "the file must "
+		    "be a mapping of key: value, but this line starts %s", what);
 	return ray_err_set(r->err, RAY_EINVAL,
 	    "frontmatter must be a mapping of field: value, but line %llu "
 	    "starts %s", file_line(r, e->start_mark), what);
@@ -543,16 +608,24 @@ reader_gc(lua_State *L)
 	return 0;
 }
 
-int
-ray_frontmatter_push(lua_State *L, const char *yaml, size_t len,
-    int first_line, int types, struct ray_err *err)
+/*
+ * Push the YAML as ray_frontmatter_push() and ray_yaml_push() describe;
+ * `name` and `lines` are the latter's, NULL and 0 for frontmatter.
+ */
+static int
+push_yaml(lua_State *L, const char *yaml, size_t len, int first_line,
+    int types, const char *name, int lines, struct ray_err *err)
 {
 	struct reader *r;
 	int top = lua_gettop(L), box;
 	int rc = 0;
 
 	if (!lua_checkstack(L, 8))
-		return ray_err_set(err, RAY_EINVAL, "frontmatter: the Lua stack is full");
+		return ray_err_set(err, RAY_EINVAL, "%s: the Lua stack is full",
+		    name ? name : "frontmatter");
+	/* Before the box is pushed, so relative indexes still count. */
+	types = types ? lua_absindex(L, types) : 0;
+	lines = lines ? lua_absindex(L, lines) : 0;
 	r = lua_newuserdatauv(L, sizeof(*r), 0);
 	memset(r, 0, sizeof(*r));
 	if (luaL_newmetatable(L, READER_MT)) {
@@ -569,11 +642,12 @@ ray_frontmatter_push(lua_State *L, const char *yaml, size_t len,
 	r->yaml = yaml;
 	r->len = len;
 	r->first_line = first_line;
-	r->types = types ? lua_absindex(L, types) : 0;
+	r->types = types;
+	r->lines = lines;
+	r->name = name;
 	r->err = err;
 	if (!yaml_parser_initialize(&r->parser)) {
-		rc = ray_err_set(err, RAY_EINVAL,
-		    "frontmatter: out of memory while parsing the YAML");
+		rc = no_memory(r);
 		goto out;
 	}
 	r->parser_ready = 1;
@@ -594,6 +668,20 @@ out:
 	else
 		lua_remove(L, box);
 	return rc;
+}
+
+int
+ray_frontmatter_push(lua_State *L, const char *yaml, size_t len,
+    int first_line, int types, struct ray_err *err)
+{
+	return push_yaml(L, yaml, len, first_line, types, NULL, 0, err);
+}
+
+int
+ray_yaml_push(lua_State *L, const char *yaml, size_t len, const char *name,
+    int lines, struct ray_err *err)
+{
+	return push_yaml(L, yaml, len, 1, 0, name, lines, err);
 }
 
 /*

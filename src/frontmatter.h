@@ -46,6 +46,9 @@
  * A document that is empty (only blanks and comments) or null gives an
  * empty table.
  *
+ * The same reader serves whole YAML files (ray_yaml_push, below), whose
+ * messages name the file and whose values can be traced to their lines.
+ *
  * Limits: nesting deeper than 64 levels, or more than 100000 values in
  * all (each value an alias expands to counts, which stops "billion laughs"
  * documents early), are errors.
@@ -79,5 +82,18 @@ int ray_frontmatter_split(const char *text, size_t len, size_t *yaml_off,
  */
 int ray_frontmatter_push(lua_State *L, const char *yaml, size_t len,
     int first_line, int types, struct ray_err *err);
+
+/*
+ * Parse a whole YAML file and push it as ray_frontmatter_push() does,
+ * every value a string, for the caller to check against what it expects
+ * (a configuration file).  `name` is the file as messages show it: every
+ * error is "NAME:LINE: ..." ("NAME: ..." for the size limit), and a root
+ * that is a list or a single value is an error saying so.  `lines` is the
+ * stack index of a table, or 0: for every mapping and list pushed,
+ * lines[that table] is set to a table giving the line of each of its keys
+ * (a mapping's, null values included) or elements (a list's).
+ */
+int ray_yaml_push(lua_State *L, const char *yaml, size_t len,
+    const char *name, int lines, struct ray_err *err);
 
 #endif

@@ -190,17 +190,22 @@ api_json_encode(lua_State *L)
 	return 1;
 }
 
-/* raymond.read_file(path) -> data | nil, message */
+/*
+ * raymond.read_file(path [, max]) -> data | nil, message, code; a file
+ * over `max` bytes is refused unread (RAY_ETOOBIG)
+ */
 static int
 api_read_file(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
+	lua_Integer max = luaL_optinteger(L, 2, -1);
 	struct box *b = box_push(L, free);
 	struct ray_err err;
 	char *data;
 	size_t len;
 
-	if (ray_atomicfile_read(path, &data, &len, &err) < 0)
+	if (ray_atomicfile_read_max(path, max < 0 ? SIZE_MAX : (size_t)max,
+	    &data, &len, &err) < 0)
 		return fail_err(L, &err);
 	b->p = data;
 	lua_pushlstring(L, data, len);
@@ -230,6 +235,27 @@ api_frontmatter(lua_State *L)
 	else if (ray_frontmatter_push(L, text + yaml_off, yaml_len, 2, types, &err) < 0)
 		return fail(L, "%s", err.msg);
 	lua_pushlstring(L, text + body_off, len - body_off);
+	return 2;
+}
+
+/*
+ * raymond.yaml(text, name) -> doc, lines | nil, message: a whole YAML file,
+ * every value a string, and where each key and element is (see
+ * ray_yaml_push in frontmatter.h).
+ */
+static int
+api_yaml(lua_State *L)
+{
+	size_t len;
+	const char *text = luaL_checklstring(L, 1, &len);
+	struct ray_err err;
+
+	luaL_checkstring(L, 2);
+	lua_settop(L, 2);
+	lua_newtable(L);
+	if (ray_yaml_push(L, text, len, lua_tostring(L, 2), 3, &err) < 0)
+		return fail(L, "%s", err.msg);
+	lua_pushvalue(L, 3);
 	return 2;
 }
 
@@ -1074,6 +1100,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "json_encode", api_json_encode },
 	{ "read_file", api_read_file },
 	{ "frontmatter", api_frontmatter },
+	{ "yaml", api_yaml },
 	{ "write_atomic", api_write_atomic },
 	{ "clear_stale", api_clear_stale },
 	{ "journal_open", api_journal_open },

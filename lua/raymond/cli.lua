@@ -78,12 +78,18 @@ M.options = {
   { name = "no-debug", key = "debug", value = false,
     help = "keep no per-step record in .raymond/debug/" },
   { name = "json", key = "json",
-    help = "print the run's whole state as JSON, as a resume would\nread it" },
+    help = "print it as JSON (status: the run's whole state, as a\nresume would read it)" },
+  { name = "no-config", key = "no_config",
+    help = "read no config file (.raymond/config.yaml, the user's)" },
+  { name = "user", key = "user",
+    help = "write the user's config file instead of the project's" },
   { name = "resume", key = "resume", arg = "ID", command = "resume",
     help = "continue a run that failed, stopped or was killed" },
   { name = "list", command = "list", help = "list runs with their status" },
   { name = "status", key = "status", arg = "ID", command = "status",
     help = "show a run's agents, stacks and hooks" },
+  { name = "init-config", command = "init-config",
+    help = "write a config file with every setting, commented" },
   { name = "version", command = "version", help = "print the version" },
   { name = "help", command = "help", help = "print this help" },
 }
@@ -98,6 +104,7 @@ M.groups = {
   hooks = { "hooks (Lua files returning handlers by event; see docs/hooks.md)",
             "hooks", "no-default-hooks", "max-repeats" },
   output = { "output", "quiet", "no-debug" },
+  config = { "config files (see raymond help config)", "no-config" },
 }
 
 local function fail(msg, hint)
@@ -114,14 +121,15 @@ local function number(s, max)
   return v + 0.0
 end
 
--- Check the value given to option `o` and store it in opts.
-local function take(opts, o, value)
-  local flag = "--" .. o.name
+-- Check the value given to option `o` and store it in opts.  `label`
+-- names it in messages instead of --NAME (a config file's key).
+local function take(opts, o, value, label)
+  local flag = label or "--" .. o.name
   if o.number then
     local v = number(value, o.number)
     if not v then
       return fail(string.format("%s needs a number from 0 to %g, got '%s'", flag, o.number, value),
-        string.format("for example: %s 300", flag))
+        string.format("for example: %s%s300", flag, label and ": " or " "))
     end
     if o.whole then
       v = math.tointeger(v)
@@ -148,6 +156,7 @@ local function take(opts, o, value)
   end
   return true
 end
+M.take = take
 
 -- The option `name` stands for among `accepted` (a list of names): the
 -- one spelled so, else the only one it begins.  nil and why otherwise.
@@ -258,6 +267,9 @@ local function parse_old(args, opts)
   end
   if opts.json and opts.command ~= "status" then
     return fail("--json goes with --status", "raymond --status ID --json")
+  end
+  if opts.user and opts.command ~= "init-config" then
+    return fail("--user goes with --init-config", "raymond init-config --user")
   end
   if opts.command == "resume" and opts.input then
     return fail("--input cannot go with --resume: a resumed state keeps its own input")

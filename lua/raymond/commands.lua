@@ -2,8 +2,8 @@
 --
 --   local cmd = commands.load("run")   -- the module, with name and summary
 --
--- One line per command: its name and a one-line summary for
--- `raymond help`.  Everything else about a command lives in its module,
+-- One line per command: its name, a one-line summary for `raymond help`,
+-- and its module's name when that is not the command's.  Everything else about a command lives in its module,
 -- raymond.commands.NAME, which returns a table:
 --
 --   usage       the usage lines, e.g. { "raymond status ID [--json]" }
@@ -29,6 +29,8 @@ M.list = {
   { name = "resume", summary = "continue a run that failed, stopped or was killed" },
   { name = "list", summary = "list runs with their status" },
   { name = "status", summary = "show a run's agents, stacks and hooks" },
+  { name = "config", summary = "show the settings in effect, and where each comes from" },
+  { name = "init-config", module = "init_config", summary = "write a config file with every setting, commented" },
   { name = "help", summary = "print this help, or a command's" },
   { name = "version", summary = "print the version" },
 }
@@ -39,7 +41,7 @@ for _, c in ipairs(M.list) do M.by_name[c.name] = c end
 -- The command's module, with its name and summary filled in.
 function M.load(name)
   local entry = M.by_name[name]
-  local cmd = require("raymond.commands." .. name)
+  local cmd = require("raymond.commands." .. (entry.module or name))
   cmd.name, cmd.summary = entry.name, entry.summary
   return cmd
 end

@@ -41,6 +41,10 @@ M.LAUNCH_OPTIONS = { "timeout", "max_parallel", "budget", "model", "effort", "cl
 -- thousands a fork bomb reaches before memory runs out.
 M.MAX_AGENTS = 2000
 
+-- The launch options a new run gets when neither the command line nor a
+-- config file gives them.
+M.DEFAULTS = { timeout = 600, max_parallel = 32, budget = 10 }
+
 -- ------------------------------------------------------------------ agents
 
 local agent_loop
@@ -209,7 +213,8 @@ end
 
 -- The options of a new run, from the command line's.
 local function launch_options(opts)
-  local launch = { timeout = 600, max_parallel = 32, budget = 10, debug = opts.debug ~= false, cwd = opts.cwd }
+  local launch = { debug = opts.debug ~= false, cwd = opts.cwd }
+  for k, v in pairs(M.DEFAULTS) do launch[k] = v end
   for _, k in ipairs(M.LAUNCH_OPTIONS) do
     if opts[k] ~= nil then launch[k] = opts[k] end
   end

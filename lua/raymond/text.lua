@@ -14,4 +14,19 @@ function M.trim(s)
   return s:sub(i, j)
 end
 
+-- The number of single-letter edits (insert, delete, change) from a to b.
+function M.distance(a, b)
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      local change = prev[j - 1] + (a:byte(i) == b:byte(j) and 0 or 1)
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, change)
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
 return M

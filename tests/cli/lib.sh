@@ -19,6 +19,8 @@ TEST_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/raymond-$TEST_NAME.XXXXXX")
 trap 'rm -rf "$TEST_ROOT"' EXIT
 test_count=0
 test_failed=0
+# No user's config file changes what the tests see (docs/config.md).
+export XDG_CONFIG_HOME="$TEST_ROOT/xdg-config"
 
 # A function, so `raymond ... &` puts a subshell in the background: use
 # "$RAYMOND" directly when the test needs the pid of raymond itself, on a

@@ -190,6 +190,25 @@ refuse_each("frontmatter", {
 refuse_each("frontmatter error", {
   run = function() return raymond.frontmatter((FRONTMATTER:gsub("effort: high", "model: again", 1))) end,
 })
+refuse_each("yaml", {
+  run = function()
+    return raymond.yaml("raymond:\n  budget: 5\n  hooks: [a.lua, b.lua]\n  x: *nothing\n" ..
+      "other: &a {k: [1, 2]}\nagain: *a\n", "config.yaml")
+  end,
+})
+refuse_each("yaml ok", {
+  run = function()
+    return raymond.yaml("raymond:\n  budget: 5\n  hooks: [a.lua, b.lua]\nother: &a {k: [1, 2]}\nagain: *a\n",
+      "config.yaml")
+  end,
+  -- The lines table is keyed by the tables of this call's result.
+  check = function(doc, lines, want_doc)
+    T.same(doc, want_doc, "the document")
+    T.eq(lines[doc.raymond].budget, 2, "the line of raymond.budget")
+    T.eq(lines[doc.raymond.hooks][2], 3, "the line of hooks[2]")
+    T.eq(lines[doc.again].k, 4, "an alias's copy has the lines of its anchor")
+  end,
+})
 refuse_each("sha256_file", { run = function() return raymond.sha256_file(ZIP) end })
 refuse_each("journal_read", { run = function() return raymond.journal_read(JOURNAL) end })
 refuse_each("journal_open and append", {

@@ -96,3 +96,25 @@ T.test("every module docs/architecture.md names exists", function()
   end
   if seen < 20 then error("docs/architecture.md names only " .. seen .. " files; is the module map gone?") end
 end)
+
+T.test("docs/config.md lists every config setting with its default, and every ignored key", function()
+  local config = require("raymond.config")
+  local text = doc("config.md")
+  local rows = {}
+  for line in text:gmatch("[^\n]+") do
+    local key, rest = line:match("^| `([%a_]+)` |(.*)$")
+    if key then
+      local cells = {}
+      for c in (rest .. "|"):gmatch("([^|]*)|") do cells[#cells + 1] = c:match("^%s*(.-)%s*$") end
+      rows[key] = cells
+    end
+  end
+  for _, k in ipairs(config.KEYS) do
+    local row = rows[k.key]
+    if not row then error("docs/config.md has no row for " .. k.key) end
+    local d = k.default
+    if type(d) == "number" or type(d) == "boolean" then
+      T.eq(row[2], tostring(math.tointeger(d) or d), k.key .. " default")
+    end
+  end
+end)

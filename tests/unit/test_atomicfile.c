@@ -637,6 +637,25 @@ TEST(read_empty_file)
 	ASSERT(empty);
 }
 
+/* A file over the cap is refused, with the cap named; one at it is read. */
+TEST(read_max_refuses_a_larger_file)
+{
+	struct ray_err err = { 0 };
+	TPATH(p, "ten.dat");
+	char *out = NULL;
+	size_t len = 0;
+	int whole;
+
+	ASSERT(put(p, "0123456789", 10));
+	ASSERT_EQ(ray_atomicfile_read_max(p, 9, &out, &len, &err), RAY_ETOOBIG);
+	ASSERT(out == NULL);
+	ASSERT(strstr(err.msg, "it is larger than 9 bytes") != NULL);
+	ASSERT_EQ(ray_atomicfile_read_max(p, 10, &out, &len, &err), 0);
+	whole = len == 10 && memcmp(out, "0123456789", 10) == 0;
+	free(out);
+	ASSERT(whole);
+}
+
 /* Large state files must load; a sparse file costs no disk space. */
 TEST(read_256_mib)
 {
@@ -683,4 +702,5 @@ TESTS(
 	T_CASE(read_missing_file),
 	T_CASE(read_round_trips_binary),
 	T_CASE(read_empty_file),
+	T_CASE(read_max_refuses_a_larger_file),
 	T_CASE(read_256_mib))

@@ -20,17 +20,26 @@ M.flags = {
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,
+  cli.groups.config,
 }
 
 M.help = [[
 Continues the run ID after a failure, a stop or a kill: the states that
 were running run again, and nothing that completed.  Options given now win
 over the ones the run was launched with, and are kept for the next resume;
-the states keep their own input.
+the states keep their own input.  Config files do not change a run's
+launch options: only their quiet setting is read again.
 
 exit status: 0 completed (or stopped by a hook), 1 error, 130 interrupted]]
 
 function M.main(opts)
+  -- A run goes on with the options it was launched with (rec.launch), so
+  -- a config file edited since cannot change its budget or its hooks.
+  local from, cerr = require("raymond.config").settle(opts, { quiet = true })
+  if not from then
+    require("raymond.console").error(cerr.msg, nil, cerr.hint)
+    return 1
+  end
   local run, err = require("raymond.engine").resume(opts)
   if run then return nil, run end
   require("raymond.console").error(err.msg, err.detail, err.hint)

@@ -7,6 +7,7 @@
 local raymond = require("raymond")
 local cli = require("raymond.cli")
 local commands = require("raymond.commands")
+local text = require("raymond.text")
 
 local M = {}
 
@@ -23,6 +24,7 @@ M.flags = {
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,
+  cli.groups.config,
 }
 
 M.help = [[
@@ -30,24 +32,10 @@ Runs WORKFLOW: a folder (entry state 1_START or START), a .zip archive of
 one, or one state file.  The run gets an id, is saved in .raymond/ at the
 project root after every step, and can be continued with raymond resume ID
 if it fails, stops or is killed.  A workflow folder named like a command
-runs with raymond run NAME or raymond ./NAME.
+runs with raymond run NAME or raymond ./NAME.  Options not given take their
+values from the config files (raymond help config).
 
 exit status: 0 completed (or stopped by a hook), 1 error, 130 interrupted]]
-
--- The number of single-letter edits (insert, delete, change) from a to b.
-local function distance(a, b)
-  local prev = {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    for j = 1, #b do
-      local change = prev[j - 1] + (a:byte(i) == b:byte(j) and 0 or 1)
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, change)
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
 
 -- For a bare WORKFLOW that does not exist: the command it may be a typo
 -- of, within two edits and fewer than the command's length.
@@ -55,7 +43,7 @@ local function typo_hint(word)
   if word:find("/", 1, true) or raymond.stat(word) then return nil end
   local best, best_d
   for _, name in ipairs(commands.names()) do
-    local d = distance(word:lower(), name)
+    local d = text.distance(word:lower(), name)
     if d <= 2 and d < #name and (not best_d or d < best_d) then best, best_d = name, d end
   end
   if not best then return nil end
@@ -64,6 +52,17 @@ local function typo_hint(word)
 end
 
 function M.main(opts)
+  local from, cerr = require("raymond.config").settle(opts)
+  if not from then
+    require("raymond.console").error(cerr.msg, nil, cerr.hint)
+    return 1
+  end
+  -- A file may turn this on unseen, so the run says where it came from.
+  local dsp, console = from.dangerously_skip_permissions, require("raymond.console")
+  console.quiet = opts.quiet
+  if dsp.value and dsp.source ~= "command line" then
+    console.progress("raymond: dangerously_skip_permissions is on (%s)", dsp.source)
+  end
   local run, err = require("raymond.engine").start(opts)
   if run then return nil, run end
   local hint = err.hint or (opts.implied and typo_hint(opts.workflow))
