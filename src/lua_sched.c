@@ -1069,9 +1069,11 @@ ray__sched_take_signals(struct ray_host *h)
 	h->signals_seen = n;
 	if (!h->interrupted) {
 		h->interrupted = signo;
-		fprintf(stderr, "\nraymond: %s received; stopping running states "
-		    "(the run stays resumable)\n",
-		    signo == SIGINT ? "interrupt" : "termination request");
+		/* Only a run has states to stop; watch says its own. */
+		if (h->flush_ref != LUA_NOREF)
+			fprintf(stderr, "\nraymond: %s received; stopping "
+			    "running states (the run stays resumable)\n",
+			    signo == SIGINT ? "interrupt" : "termination request");
 	}
 	stop_run(h);
 }

@@ -29,6 +29,8 @@ M.list = {
   { name = "resume", summary = "continue a run that failed, stopped or was killed" },
   { name = "list", summary = "list runs with their status" },
   { name = "status", summary = "show a run's agents, stacks and hooks" },
+  { name = "watch", summary = "follow a run another raymond drives until it ends" },
+  { name = "prune", summary = "remove old or finished runs and all their files" },
   { name = "help", summary = "print this help, or a command's" },
   { name = "version", summary = "print the version" },
 }
