@@ -137,22 +137,6 @@ function M.all(ws)
   return list
 end
 
--- The fields of `info` for scripts (list --json): numbers as numbers.
-function M.json_fields(info)
-  local t = { id = info.id, status = info.status, error = info.error }
-  if info.rec then
-    t.workflow = info.workflow
-    t.cost_usd = info.cost
-    t.budget_usd = info.budget
-    t.elapsed_seconds = math.floor(info.elapsed * 1000 + 0.5) / 1000
-    t.created_at = info.rec.created_at
-    t.updated_at = info.rec.updated_at
-    t.steps = info.rec.steps
-    t.states = info.states
-  end
-  return t
-end
-
 -- The exit status raymond gives a run that ended so (docs/cli.md, "Exit
 -- status").
 function M.exit_status(status)

@@ -45,17 +45,44 @@ function M.wanted(info, only)
   return false
 end
 
--- One object of --json.  json_encode writes an empty list as {}, so the
--- states go in as an array of their own.
+-- The fields of --json in the order written.
+local FIELDS = { "id", "status", "cost_usd", "budget_usd", "elapsed_seconds", "created_at", "updated_at",
+                 "steps", "states", "workflow", "error" }
+
+-- One value of --json.  The state's writer gives every float 17 digits
+-- (0.0075 is 0.0074999999999999997), which serves a record read back but
+-- not a script or a person; 14 digits hold every cost and time shown.
+local function json_value(v)
+  if type(v) == "number" then
+    return math.type(v) == "integer" and tostring(v) or string.format("%.14g", v)
+  end
+  if type(v) == "table" then
+    local items = {}
+    for i, s in ipairs(v) do items[i] = raymond.json_encode(s) end
+    return "[" .. table.concat(items, ",") .. "]"
+  end
+  return raymond.json_encode(v)
+end
+
+-- The fields of `info` for scripts.
+local function json_fields(info)
+  local t = { id = info.id, status = info.status, error = info.error }
+  if info.rec then
+    t.workflow, t.cost_usd, t.budget_usd = info.workflow, info.cost, info.budget
+    t.elapsed_seconds = math.floor(info.elapsed * 1000 + 0.5) / 1000
+    t.created_at, t.updated_at = info.rec.created_at, info.rec.updated_at
+    t.steps, t.states = info.rec.steps, info.states
+  end
+  return t
+end
+
+-- One object of --json.
 local function json_object(info)
-  local fields = runinfo.json_fields(info)
-  local states = fields.states
-  fields.states = nil
-  local text = raymond.json_encode(fields)
-  if not states then return text end
-  local items = {}
-  for i, s in ipairs(states) do items[i] = raymond.json_encode(s) end
-  return text:sub(1, -2) .. ',"states":[' .. table.concat(items, ",") .. "]}"
+  local fields, parts = json_fields(info), {}
+  for _, k in ipairs(FIELDS) do
+    if fields[k] ~= nil then parts[#parts + 1] = string.format("%q:%s", k, json_value(fields[k])) end
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
 end
 
 -- The columns of one run.
