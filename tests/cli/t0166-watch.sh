@@ -146,6 +146,7 @@ test_expect_success 'Ctrl-C ends the watch (exit 130) and leaves the run running
 	kill -INT $wpid &&
 	expect_status 130 wait $wpid &&
 	grep -qx "raymond: stopped watching run r7; it goes on (see: raymond status r7)" w.err &&
+	! grep -q "stopping running states" w.err &&
 	is_running $pid &&
 	raymond list | grep -q "^r7  *running " &&
 	touch go1 go2 go3 &&

@@ -108,6 +108,7 @@ function M.main(opts)
   local ws, info = runinfo.open(opts.cwd, id)
   if not info then return 1 end
   if not info.held then return summary(info) end
+  raymond.quiet_signals()
   out(string.format("watching run %s (%s), %s, running for %s; Ctrl-C stops the watch, not the run",
     id, console.rel(info.workflow, opts.cwd), cost_text(info), runinfo.duration(info.elapsed)))
   for _, a in ipairs(info.rec.agents) do event(info, string.format("[%s] at %s", a.id, a.state)) end
