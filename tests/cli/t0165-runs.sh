@@ -82,7 +82,7 @@ test_expect_success 'list --json: an array of objects with the same fields, numb
 	test "$(grep -o "\"id\":\"[a-z]*\"" json | tr "\n" " ")" = "\"id\":\"lost\" \"id\":\"held\" \"id\":\"bad\" \"id\":\"done\" " &&
 	grep "\"id\":\"done\"" json | grep "\"cost_usd\":0.0075," | grep "\"budget_usd\":10," |
 	    grep "\"status\":\"completed\"" | grep -q "\"states\":\[\]" &&
-	grep "\"id\":\"done\"" json | grep -Eq "\"elapsed_seconds\":1\.[0-9]+," &&
+	grep "\"id\":\"done\"" json | grep -Eq "\"elapsed_seconds\":[1-9][0-9]*(\.[0-9]+)?," &&
 	grep "\"id\":\"lost\"" json | grep "\"status\":\"interrupted\"" | grep -q "\"states\":\[\"B.sh\",\"W.sh\"\]" &&
 	grep "\"id\":\"bad\"" json | grep "\"status\":\"failed\"" | grep -q "\"error\":\"" &&
 	grep "\"id\":\"held\"" json | grep -q "\"status\":\"stopped\"" &&
