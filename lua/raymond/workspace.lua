@@ -84,15 +84,11 @@ function M.refuse_links(ws, id)
   return true
 end
 
--- Make .raymond/state, refusing links (M.refuse_links), and give
--- .raymond its .gitignore when it has none.
+-- Make .raymond/state, refusing links (M.refuse_links).
 function M.prepare(ws)
   local ok, err, hint = M.refuse_links(ws)
   if not ok then return nil, err, hint end
-  ok, err = raymond.mkdir_p(ws.state_dir)
-  if not ok then return nil, err end
-  M.ignore(ws)
-  return true
+  return raymond.mkdir_p(ws.state_dir)
 end
 
 -- Write .raymond/.gitignore holding "*" (which ignores itself too) unless
@@ -129,12 +125,14 @@ function M.new_id(ws)
 end
 
 -- Take the run's lock; fails if another process drives the run, or if a
--- path the run writes is a symbolic link: nil, message[, hint].
+-- path the run writes is a symbolic link: nil, message[, hint].  A new
+-- or resumed run gives .raymond its .gitignore here (M.ignore).
 function M.lock(ws, id)
   local ok, err, hint = M.refuse_links(ws, id)
   if not ok then return nil, err, hint end
   ok, err = raymond.mkdir_p(ws.state_dir)
   if not ok then return nil, err end
+  M.ignore(ws)
   local path = M.lock_path(ws, id)
   local locked, lerr, why = raymond.lock(path)
   if locked then

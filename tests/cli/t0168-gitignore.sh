@@ -32,6 +32,19 @@ test_expect_success 'a .raymond made without one gets it on the next run' '
 	test "$(git status --porcelain --untracked-files=all)" = "?? wf/START.sh"
 '
 
+test_expect_success 'a resumed run gives it to a .raymond that lost it' '''
+	project &&
+	state START.sh <<-\EOS &&
+	[ -e ../fixed ] || exit 2
+	echo "<result>ok</result>"
+	EOS
+	expect_status 1 raymond wf --workflow-id r1 --quiet 2>/dev/null &&
+	rm .raymond/.gitignore &&
+	touch ../fixed &&
+	raymond resume r1 --quiet >../out &&
+	test "$(cat .raymond/.gitignore)" = "*"
+'''
+
 test_expect_success 'a .gitignore of the user in .raymond is left as it is' '
 	project &&
 	mkdir -p .raymond &&
