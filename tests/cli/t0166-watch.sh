@@ -138,6 +138,18 @@ test_expect_success 'watch on a run that does not exist is a clear error' '
 	grep -q "invalid run id" err
 '
 
+test_expect_success 'watch ends with an error when the run it follows is removed' '''
+	gated &&
+	start_run r8 &&
+	start_watch r8 &&
+	wait_for_line w.out "\[main\] at START\.sh" &&
+	rm -f .raymond/state/r8.json .raymond/state/r8.journal &&
+	expect_status 1 wait $wpid &&
+	touch go1 go2 go3 &&
+	{ wait $pid || :; } &&
+	grep -qx "raymond: error: run r8 is gone: its state file was removed" w.err
+'''
+
 test_expect_success 'Ctrl-C ends the watch (exit 130) and leaves the run running' '
 	gated &&
 	start_run r7 &&
