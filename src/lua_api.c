@@ -397,9 +397,10 @@ api_append_file(lua_State *L)
 }
 
 /*
- * raymond.stat(path [, nofollow]) -> "file" | "dir" | "link" | "other" | nil
- * Symbolic links are followed unless `nofollow` is true; then a link is
- * "link".
+ * raymond.stat(path [, nofollow]) -> "file" | "dir" | "link" | "other" | nil,
+ * then the bytes it takes on disk (its blocks) and its modification time
+ * in seconds since the epoch.  Symbolic links are followed unless
+ * `nofollow` is true; then a link is "link".
  */
 static int
 api_stat(lua_State *L)
@@ -420,7 +421,9 @@ api_stat(lua_State *L)
 		lua_pushliteral(L, "dir");
 	else
 		lua_pushliteral(L, "other");
-	return 1;
+	lua_pushinteger(L, (lua_Integer)st.st_blocks * 512);
+	lua_pushnumber(L, (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
+	return 3;
 }
 
 /* raymond.realpath(path) -> absolute path | nil, message */

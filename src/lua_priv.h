@@ -34,6 +34,7 @@ struct ray_host {
 	uv_timer_t dirty_timer;	/* a flush asked for later */
 	int flush_ref;		/* registry ref of the flush function */
 	int interrupted;	/* the signal number that stopped the run */
+	int quiet_signals;	/* raymond.quiet_signals() was called */
 	int stopping;		/* no more launches: error or signal */
 	int crashed;		/* a Lua error escaped a coroutine */
 

@@ -966,6 +966,17 @@ api_set_flush(lua_State *L)
 	return 0;
 }
 
+/*
+ * raymond.quiet_signals(): the command runs no states (raymond watch) and
+ * says itself what a signal did, so the host does not say it stops them.
+ */
+static int
+api_quiet_signals(lua_State *L)
+{
+	ray__host_from(L)->quiet_signals = 1;
+	return 0;
+}
+
 static void
 on_dirty_timer(uv_timer_t *t)
 {
@@ -1069,9 +1080,10 @@ ray__sched_take_signals(struct ray_host *h)
 	h->signals_seen = n;
 	if (!h->interrupted) {
 		h->interrupted = signo;
-		fprintf(stderr, "\nraymond: %s received; stopping running states "
-		    "(the run stays resumable)\n",
-		    signo == SIGINT ? "interrupt" : "termination request");
+		if (!h->quiet_signals)
+			fprintf(stderr, "\nraymond: %s received; stopping "
+			    "running states (the run stays resumable)\n",
+			    signo == SIGINT ? "interrupt" : "termination request");
 	}
 	stop_run(h);
 }
@@ -1177,6 +1189,7 @@ static const luaL_Reg sched_funcs[] = {
 	{ "spawn", api_spawn },
 	{ "sleep", api_sleep },
 	{ "set_flush", api_set_flush },
+	{ "quiet_signals", api_quiet_signals },
 	{ "mark_dirty", api_mark_dirty },
 	{ "set_max_parallel", api_set_max_parallel },
 	{ "stop", api_stop },

@@ -135,7 +135,7 @@ local function take(opts, o, value, label)
       v = math.tointeger(v)
       if not v then return fail(string.format("%s needs a whole number, got '%s'", flag, value)) end
     end
-    opts[o.key] = v
+    value = v
   elseif o.one_of then
     local ok = false
     for _, allowed in ipairs(o.one_of) do ok = ok or value == allowed end
@@ -143,8 +143,8 @@ local function take(opts, o, value, label)
       return fail(string.format("%s must be %s or %s, not '%s'", flag,
         table.concat(o.one_of, ", ", 1, #o.one_of - 1), o.one_of[#o.one_of], value))
     end
-    opts[o.key] = value
-  elseif o.many then
+  end
+  if o.many then
     local list = opts[o.key] or {}
     if #list == o.many then
       return fail(string.format("more than %d %s %s", o.many, flag, o.too_many[1]), o.too_many[2])
@@ -158,16 +158,26 @@ local function take(opts, o, value, label)
 end
 M.take = take
 
+-- Option `name` as command `cmd` reads it: the command's own entry of that
+-- name (cmd.options, entries as above, for an option whose meaning is the
+-- command's alone, like list's --status), else the shared one.
+function M.option(cmd, name)
+  for _, o in ipairs(cmd and cmd.options or {}) do
+    if o.name == name then return o end
+  end
+  return M.by_name[name]
+end
+
 -- The option `name` stands for among `accepted` (a list of names): the
 -- one spelled so, else the only one it begins.  nil and why otherwise.
-local function lookup(name, accepted)
+local function lookup(name, accepted, cmd)
   if name == "" then return nil, "unknown" end
   local found = {}
   for _, a in ipairs(accepted) do
-    if a == name then return M.by_name[a] end
+    if a == name then return M.option(cmd, a) end
     if a:sub(1, #name) == name then found[#found + 1] = a end
   end
-  if #found == 1 then return M.by_name[found[1]] end
+  if #found == 1 then return M.option(cmd, found[1]) end
   if #found > 1 then return nil, "ambiguous", found end
   return nil, M.by_name[name] and "elsewhere" or "unknown"
 end
@@ -178,6 +188,7 @@ end
 --                 command name returned ends the reading (--help)
 --   hint          the hint of every error
 --   refuse(flag)  the message for an option only other commands take
+--   cmd           the command whose own options win (M.option)
 -- Returns the arguments that are not options (and the command that ended
 -- the reading), or nil and an error.
 local function read(args, first, accepted, opts, on)
@@ -195,7 +206,7 @@ local function read(args, first, accepted, opts, on)
     elseif a:sub(1, 2) == "--" then
       local name, value = a:match("^%-%-([^=]*)=(.*)$")
       name = name or a:sub(3)
-      local o, why, names = lookup(name, accepted)
+      local o, why, names = lookup(name, accepted, on.cmd)
       if not o then
         if why == "ambiguous" then
           return fail(string.format("option '--%s' is ambiguous: --%s", name, table.concat(names, ", --")),
@@ -294,6 +305,7 @@ local function parse_command(name, args, opts)
   opts.command = name
   local rest, stop = read(args, 2, accepted(cmd), opts, {
     hint = hint,
+    cmd = cmd,
     option = function(o) return o.name == "help" and "help" end,
     refuse = function(flag)
       return string.format("option '%s' does not go with raymond %s", flag, name)

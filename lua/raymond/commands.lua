@@ -29,6 +29,8 @@ M.list = {
   { name = "resume", summary = "continue a run that failed, stopped or was killed" },
   { name = "list", summary = "list runs with their status" },
   { name = "status", summary = "show a run's agents, stacks and hooks" },
+  { name = "watch", summary = "follow a run another raymond drives until it ends" },
+  { name = "prune", summary = "remove old or finished runs and all their files" },
   { name = "config", summary = "show the settings in effect, and where each comes from" },
   { name = "init-config", module = "init_config", summary = "write a config file with every setting, commented" },
   { name = "help", summary = "print this help, or a command's" },

@@ -11,6 +11,8 @@
 --                               (raymond.leftovers)
 --   .raymond/debug/<id>.record  the debug record (raymond.record)
 --   .raymond/extract/<id>/      an archive workflow's scripts (raymond.scope)
+--   .raymond/.gitignore         "*", written when missing, so runs never
+--                               end up in the project's commits
 --
 -- Nothing under .raymond is written through a symbolic link.  A link
 -- planted there (by a checkout, an unpacked archive, someone else) would
@@ -21,6 +23,7 @@
 -- follows a link, for a link planted while the run goes on.
 
 local raymond = require("raymond")
+local console = require("raymond.console")
 
 local M = {}
 
@@ -54,16 +57,24 @@ function M.extract_path(ws, id) return ws.root .. "/extract/" .. id end
 local LINK_HINT = "raymond keeps its runs only in real folders and files under .raymond; "
   .. "remove the link and run again (raymond makes what it needs)"
 
+-- Every path run `id` may leave under .raymond: the state file, the
+-- write lock of its atomic replacement (src/atomicfile.h), the journal,
+-- the run's lock, its children's records, the debug record and an
+-- archive's extracted scripts.  The lock comes last, so a remover going
+-- down the list holds the lock until the rest is gone.
+function M.run_paths(ws, id)
+  local state = M.state_path(ws, id)
+  return { state, state .. ".lock", ws.state_dir .. "/" .. id .. ".journal", M.children_dir(ws, id),
+           M.debug_path(ws, id), M.extract_path(ws, id), M.lock_path(ws, id) }
+end
+
 -- Refuse if .raymond, one of its folders or (with `id`) one of the run's
 -- files is a symbolic link: nil, message, hint.
 function M.refuse_links(ws, id)
   local paths = { ws.root, ws.state_dir, ws.debug_root, ws.root .. "/extract" }
   if id then
-    local state = M.state_path(ws, id)
-    for _, p in ipairs({ state, state .. ".lock", M.lock_path(ws, id), ws.state_dir .. "/" .. id .. ".journal",
-                         M.children_dir(ws, id), M.debug_path(ws, id), M.extract_path(ws, id) }) do
-      paths[#paths + 1] = p
-    end
+    local own = M.run_paths(ws, id)
+    table.move(own, 1, #own, #paths + 1, paths)
   end
   for _, p in ipairs(paths) do
     if raymond.stat(p, true) == "link" then
@@ -78,6 +89,18 @@ function M.prepare(ws)
   local ok, err, hint = M.refuse_links(ws)
   if not ok then return nil, err, hint end
   return raymond.mkdir_p(ws.state_dir)
+end
+
+-- Write .raymond/.gitignore holding "*" (which ignores itself too) unless
+-- something of that name is there: a user's own file is left as it is.
+-- A run goes on without it, with a warning.
+function M.ignore(ws)
+  local path = ws.root .. "/.gitignore"
+  if raymond.stat(path, true) then return end
+  local ok, err = raymond.write_atomic(path, "*\n")
+  if not ok then
+    console.warn("cannot write %s, so git may show the runs: %s", path, err)
+  end
 end
 
 function M.valid_id(id)
@@ -102,12 +125,14 @@ function M.new_id(ws)
 end
 
 -- Take the run's lock; fails if another process drives the run, or if a
--- path the run writes is a symbolic link: nil, message[, hint].
+-- path the run writes is a symbolic link: nil, message[, hint].  A new
+-- or resumed run gives .raymond its .gitignore here (M.ignore).
 function M.lock(ws, id)
   local ok, err, hint = M.refuse_links(ws, id)
   if not ok then return nil, err, hint end
   ok, err = raymond.mkdir_p(ws.state_dir)
   if not ok then return nil, err end
+  M.ignore(ws)
   local path = M.lock_path(ws, id)
   local locked, lerr, why = raymond.lock(path)
   if locked then

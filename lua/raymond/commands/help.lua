@@ -56,14 +56,15 @@ local function usage(out, lines)
 end
 
 -- The option groups of `cmd`, leaving out options in `shown` (and adding
--- those it prints), so commands sharing groups show them once.
+-- those it prints), so commands sharing groups show them once; an option
+-- of the same name that means something else to a command is its own.
 local function options(out, cmd, shown)
   for _, group in ipairs(cmd.flags or {}) do
     local rows = {}
     for i = 2, #group do
-      local o = cli.by_name[group[i]]
-      if not shown[o.name] then
-        shown[o.name] = true
+      local o = cli.option(cmd, group[i])
+      if not shown[o] then
+        shown[o] = true
         rows[#rows + 1] = o
       end
     end
@@ -115,7 +116,7 @@ local function general()
   out[#out + 1] = "A first argument naming a command is that command, even when a folder of"
   out[#out + 1] = "that name exists; run such a workflow with: raymond run NAME (or ./NAME)."
   wrap(out, "The old forms still work: " .. old_forms() .. " do what the commands of the same name do.")
-  local shown = { help = true }
+  local shown = {}
   for _, cmd in ipairs(cmds) do options(out, cmd, shown) end
   out[#out + 1] = ""
   out[#out + 1] = "Runs a workflow: a folder of states, each a markdown prompt (.md) or a"

@@ -1,40 +1,135 @@
--- raymond.commands.list: `raymond list`, and the old `raymond --list`:
--- every run of this project with its status, one a line.
+-- raymond.commands.list: `raymond list [--json] [--status S]`, and the
+-- old `raymond --list`: every run of this project with its status, cost,
+-- time and where its agents are, newest first.
 
 local raymond = require("raymond")
-local runstate = require("raymond.runstate")
+local console = require("raymond.console")
+local runinfo = require("raymond.runinfo")
 local workspace = require("raymond.workspace")
 
 local M = {}
 
-M.usage = { "raymond list" }
+M.usage = { "raymond list [--json] [--status S]" }
+
+-- The statuses a run can show (raymond.workspace.status).
+M.STATUSES = { "running", "completed", "stopped", "interrupted", "failed" }
+
+-- --status as list and prune read it: a filter, not the old form's
+-- --status ID.
+M.options = {
+  { name = "status", key = "only", arg = "S", one_of = M.STATUSES, many = #M.STATUSES,
+    too_many = { "filters", "each status needs to be given once" },
+    help = "only runs with this status (running, completed,\nstopped, interrupted or failed); may be given again" },
+  { name = "json", key = "json", help = "print the runs as a JSON array, for scripts" },
+}
+
+M.flags = { { "list options", "json", "status" } }
 
 M.help = [[
-Lists the runs kept in .raymond/ at the project root, one a line: the id,
-the status (running, completed, failed, stopped, interrupted), when it last
-changed, and the workflow.  A run whose raymond died (kill -9, a crash)
-shows as interrupted.  A state file that cannot be read shows as
-unreadable, with the reason.]]
+Lists the runs kept in .raymond/ at the project root, newest first, under
+a header line: the id, the status (running, completed, stopped,
+interrupted, failed), what it cost, how long it ran (to its last change,
+or until now while it runs), the states its live agents are at, and the
+workflow.  A run whose raymond died (kill -9, a crash) shows as
+interrupted.  A state file that cannot be read shows as unreadable, with
+the reason.  With --json it prints the same as an array of objects
+(id, status, cost_usd, budget_usd, elapsed_seconds, created_at,
+updated_at, steps, states, workflow, error), numbers as numbers.]]
+
+-- Whether `info` passes the --status filters `only` (any of them).
+function M.wanted(info, only)
+  if not only then return true end
+  for _, s in ipairs(only) do
+    if info.status == s then return true end
+  end
+  return false
+end
+
+-- The fields of --json in the order written.
+local FIELDS = { "id", "status", "cost_usd", "budget_usd", "elapsed_seconds", "created_at", "updated_at",
+                 "steps", "states", "workflow", "error" }
+
+-- One value of --json.  The state's writer gives every float 17 digits
+-- (0.0075 is 0.0074999999999999997), which serves a record read back but
+-- not a script or a person; 14 digits hold every cost and time shown.
+local function json_value(v)
+  if type(v) == "number" then
+    return math.type(v) == "integer" and tostring(v) or string.format("%.14g", v)
+  end
+  if type(v) == "table" then
+    local items = {}
+    for i, s in ipairs(v) do items[i] = raymond.json_encode(s) end
+    return "[" .. table.concat(items, ",") .. "]"
+  end
+  return raymond.json_encode(v)
+end
+
+-- The fields of `info` for scripts.
+local function json_fields(info)
+  local t = { id = info.id, status = info.status, error = info.error }
+  if info.rec then
+    t.workflow, t.cost_usd, t.budget_usd = info.workflow, info.cost, info.budget
+    t.elapsed_seconds = math.floor(info.elapsed * 1000 + 0.5) / 1000
+    t.created_at, t.updated_at = info.rec.created_at, info.rec.updated_at
+    t.steps, t.states = info.rec.steps, info.states
+  end
+  return t
+end
+
+-- One object of --json.
+local function json_object(info)
+  local fields, parts = json_fields(info), {}
+  for _, k in ipairs(FIELDS) do
+    if fields[k] ~= nil then parts[#parts + 1] = string.format("%q:%s", k, json_value(fields[k])) end
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+-- The columns of one run.
+local function row(info, cwd)
+  if not info.rec then return { info.id, info.status, info.error } end
+  return { info.id, info.status, runinfo.usd(info.cost), runinfo.duration(info.elapsed),
+           runinfo.short_states(info.states), console.rel(info.workflow, cwd) }
+end
+
+-- `rows` as lines, each column as wide as its widest cell; the last
+-- column, and a row's last cell, unpadded.
+local function table_lines(rows)
+  local width = {}
+  for _, r in ipairs(rows) do
+    for i = 1, #r - 1 do width[i] = math.max(width[i] or 0, #r[i]) end
+  end
+  local lines = {}
+  for n, r in ipairs(rows) do
+    local cells = {}
+    for i, c in ipairs(r) do
+      cells[i] = i < #r and c .. string.rep(" ", width[i] - #c) or c
+    end
+    lines[n] = table.concat(cells, "  ")
+  end
+  return lines
+end
 
 function M.main(opts)
   local ws = workspace.new(opts.cwd)
-  local ids = workspace.list(ws)
-  if #ids == 0 then
-    raymond.stdout("No runs found.\n")
+  local runs = {}
+  for _, info in ipairs(runinfo.all(ws)) do
+    if M.wanted(info, opts.only) then runs[#runs + 1] = info end
+  end
+  if opts.json then
+    local items = {}
+    for i, info in ipairs(runs) do items[i] = json_object(info) end
+    raymond.stdout("[" .. table.concat(items, ",\n") .. "]\n")
     return 0
   end
-  for _, id in ipairs(ids) do
-    local run, err = runstate.load(workspace.state_path(ws, id))
-    local line
-    if run then
-      line = string.format("%-40s %-11s %s  %s\n", id, workspace.status(ws, id, run),
-        (run.updated_at or ""):sub(1, 19), run.workflow)
-    else
-      line = string.format("%-40s %-11s %s\n", id, "unreadable", err)
-    end
-    -- The state file is untrusted text: its control characters are shown.
-    raymond.stdout(raymond.printable(line))
+  if #runs == 0 then
+    raymond.stdout(opts.only and "No runs with that status.\n" or "No runs found.\n")
+    return 0
   end
+  local rows = { { "ID", "STATUS", "COST", "ELAPSED", "STATES", "WORKFLOW" } }
+  for _, info in ipairs(runs) do rows[#rows + 1] = row(info, opts.cwd) end
+  -- The state files are untrusted text: their control characters are shown.
+  raymond.stdout(raymond.printable(table.concat(table_lines(rows), "\n") .. "\n"))
   return 0
 end
 

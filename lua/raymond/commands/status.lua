@@ -3,11 +3,9 @@
 -- its whole state as JSON.
 
 local raymond = require("raymond")
-local console = require("raymond.console")
 local hooks = require("raymond.hooks")
 local resolve = require("raymond.resolve")
-local runstate = require("raymond.runstate")
-local workspace = require("raymond.workspace")
+local runinfo = require("raymond.runinfo")
 
 local M = {}
 
@@ -23,26 +21,27 @@ M.flags = {
 }
 
 M.help = [[
-Shows the run ID: its workflow, status, steps, the hook files it loads, and
-each agent with the state it is at, the states its <result> returns to and
-its input.  With --json it prints the state file and journal as one record,
-exactly as a resume would read it, for scripts.  A run whose raymond died
+Shows the run ID: its workflow, status, steps, what it cost against its
+budget, how long it ran, the hook files it loads, and each agent with the
+state it is at, the states its <result> returns to, its input and its
+cost.  With --json it prints the state file and journal as one record,
+exactly as a resume would read it, for scripts (cost is "cost", each
+agent's "cost", the budget "launch.budget").  A run whose raymond died
 (kill -9, a crash) shows as interrupted, not running.]]
 
+-- "$1.2345 of a $10.00 budget", or "of no budget" when it has none.
+local function cost_line(info)
+  if info.budget > 0 then
+    return string.format("%s of a $%.2f budget", runinfo.usd(info.cost), info.budget)
+  end
+  return runinfo.usd(info.cost) .. " (no budget)"
+end
+
 function M.main(opts)
-  local ws = workspace.new(opts.cwd)
-  local id = opts.status
-  local ok, verr = workspace.valid_id(id)
-  if not ok then
-    console.error(verr)
-    return 1
-  end
-  local run, err = runstate.load(workspace.state_path(ws, id))
-  if not run then
-    console.error(err, nil, "list runs with: raymond --list")
-    return 1
-  end
-  run.status = workspace.status(ws, id, run)
+  local _, info = runinfo.open(opts.cwd, opts.status)
+  if not info then return 1 end
+  local run = info.rec
+  run.status = info.status
   if opts.json then
     raymond.stdout(raymond.json_encode(run) .. "\n")
     return 0
@@ -54,6 +53,8 @@ function M.main(opts)
     "Started:   " .. tostring(run.created_at),
     "Updated:   " .. tostring(run.updated_at),
     "Steps:     " .. run.steps,
+    "Cost:      " .. cost_line(info),
+    "Elapsed:   " .. runinfo.duration(info.elapsed) .. (info.status == "running" and " so far" or ""),
   }
   local scope, serr = resolve.reopen(run.workflow)
   local files, herr
@@ -67,6 +68,7 @@ function M.main(opts)
     local line = string.format("  %s at %s", a.id, a.state)
     if #stack > 0 then line = line .. " (returns to " .. table.concat(stack, " < ") .. ")" end
     if a.input then line = line .. string.format(" [input: %q]", a.input:sub(1, 60)) end
+    line = line .. ", " .. runinfo.usd(a.cost) .. " spent"
     out[#out + 1] = line
   end
   if run.result then out[#out + 1] = "Result:    " .. run.result end
