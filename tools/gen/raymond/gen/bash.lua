@@ -64,7 +64,7 @@ _raymond() {
 			ended=1
 		elif [[ -z $ended && $word == -?* ]]; then
 			_raymond_resolve "$word" "$opts"
-			_raymond_value "$REPLY"
+			_raymond_value "$REPLY" "$cmd"
 			[[ -n $REPLY && $REPLY != flag ]] && expect=1
 		else
 			n=$((n + 1))
@@ -75,7 +75,7 @@ _raymond() {
 		[[ $word == = ]] && word=${COMP_WORDS[COMP_CWORD - 2]}
 		[[ $cur == = ]] && cur=
 		_raymond_resolve "$word" "$opts"
-		_raymond_value "$REPLY"
+		_raymond_value "$REPLY" "$cmd"
 		_raymond_complete "$REPLY" "$cur"
 	elif [[ -z $ended && $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")

@@ -76,14 +76,15 @@ Options are long: --input TEXT or --input=TEXT.  They may come before or
 after the arguments, may be shortened while they stay unambiguous, and --
 ends them.  -h is --help.  Each command takes the options listed under it
 above, and --help; the old form raymond WORKFLOW [options] takes them all.]])
-  local shown = { help = true }
+  local shown = { [m.by_name.help] = true }
   for _, c in ipairs(m.commands) do
     for _, group in ipairs(c.groups) do
       local rows = {}
       for i = 2, #group do
-        if not shown[group[i]] then
-          shown[group[i]] = true
-          rows[#rows + 1] = m.by_name[group[i]]
+        local o = c.by_name[group[i]]
+        if not shown[o] then
+          shown[o] = true
+          rows[#rows + 1] = o
         end
       end
       if #rows > 0 then

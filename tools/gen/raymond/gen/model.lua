@@ -8,7 +8,8 @@
 --                  groups = cmd.flags }, in table order
 --   m.options    every option of raymond.cli, in its order, each with
 --                `kind` (what its value is) and `values` (allowed values)
---   m.by_name    the same by name
+--   m.by_name    the same by name (a command's c.by_name adds the options
+--                it defines itself, c.own)
 --   m.old_form   the names the old form `raymond WORKFLOW [options]` takes
 --   m.tags       raymond.tags.list
 --   m.version    raymond's version
@@ -39,12 +40,16 @@ local function option_kind(o)
   return kinds[o.arg] or "text"
 end
 
+local function entry_of(o)
+  return { name = o.name, arg = o.arg, help = o.help, command = o.command,
+           kind = option_kind(o), values = o.one_of }
+end
+
 return function()
   local m = { options = {}, by_name = {}, old_form = {}, commands = {}, tags = tags.list,
               version = raymond.version }
   for _, o in ipairs(cli.options) do
-    local entry = { name = o.name, arg = o.arg, help = o.help, command = o.command,
-                    kind = option_kind(o), values = o.one_of }
+    local entry = entry_of(o)
     m.options[#m.options + 1] = entry
     m.by_name[o.name] = entry
     m.old_form[#m.old_form + 1] = o.name
@@ -52,7 +57,14 @@ return function()
   for _, name in ipairs(commands.names()) do
     local cmd = commands.load(name)
     local c = { name = name, summary = cmd.summary, usage = cmd.usage, help = cmd.help,
-                synopsis = help.synopsis(cmd), args = {}, options = {}, groups = cmd.flags or {} }
+                synopsis = help.synopsis(cmd), args = {}, options = {}, groups = cmd.flags or {},
+                by_name = setmetatable({}, { __index = m.by_name }), own = {} }
+    -- A command may define an option of its own under a name the old form
+    -- gives another meaning (list's --status S against --status ID).
+    for _, o in ipairs(cmd.options or {}) do
+      c.by_name[o.name] = entry_of(o)
+      c.own[#c.own + 1] = c.by_name[o.name]
+    end
     for _, a in ipairs(cmd.args or {}) do
       c.args[#c.args + 1] = { name = a.name, optional = a.optional, kind = kinds[a.name] or "text" }
     end

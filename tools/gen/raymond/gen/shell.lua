@@ -4,9 +4,11 @@
 --
 --   _raymond_arguments CMD   REPLY: the kinds of CMD's arguments, in order
 --                            ('' is the old form, raymond WORKFLOW ...)
---   _raymond_value OPTION    REPLY: the kind of OPTION's value: "flag"
---                            when it takes none, "values A B ..." for a
---                            list, nothing for an unknown option
+--   _raymond_value OPTION CMD
+--                            REPLY: the kind of OPTION's value under
+--                            command CMD: "flag" when it takes none,
+--                            "values A B ..." for a list, nothing for an
+--                            unknown option
 --   _raymond_runs            the ids of the project's runs, one a line
 
 local M = {}
@@ -14,10 +16,10 @@ local M = {}
 M.header = "# Generated from raymond's command table by tools/gen; do not edit.\n"
 
 -- A function setting REPLY by a case statement on its first argument.
-local function case(out, name, comment, rows)
+local function case(out, name, comment, rows, subject)
   out[#out + 1] = "# " .. comment
   out[#out + 1] = name .. "() {"
-  out[#out + 1] = "\tcase $1 in"
+  out[#out + 1] = "\tcase " .. (subject or "$1") .. " in"
   for _, r in ipairs(rows) do out[#out + 1] = string.format("\t%s) REPLY='%s' ;;", r[1], r[2]) end
   out[#out + 1] = "\t*) REPLY= ;;"
   out[#out + 1] = "\tesac"
@@ -33,11 +35,13 @@ function M.data(out, m)
     rows[#rows + 1] = { c.name, table.concat(kinds, " ") }
   end
   case(out, "_raymond_arguments", "The kinds of command $1's arguments, in order ('' is the old form).", rows)
+  local function value(o) return o.kind == "values" and "values " .. table.concat(o.values, " ") or o.kind end
   rows = {}
-  for _, o in ipairs(m.options) do
-    rows[#rows + 1] = { "--" .. o.name, o.kind == "values" and "values " .. table.concat(o.values, " ") or o.kind }
+  for _, c in ipairs(m.commands) do
+    for _, o in ipairs(c.own) do rows[#rows + 1] = { c.name .. ":--" .. o.name, value(o) } end
   end
-  case(out, "_raymond_value", "The kind of option $1's value: flag when it takes none.", rows)
+  for _, o in ipairs(m.options) do rows[#rows + 1] = { "*:--" .. o.name, value(o) } end
+  case(out, "_raymond_value", "The kind of option $1's value under command $2: flag when it takes none.", rows, "$2:$1")
 end
 
 -- The option names command `c` takes; without `c`, the old form's: all.

@@ -61,7 +61,7 @@ _raymond() {
 		elif [[ -z $ended && $word == -?* ]]; then
 			[[ $word == *=* ]] && continue
 			_raymond_resolve "$word" $names
-			_raymond_value "$REPLY"
+			_raymond_value "$REPLY" "$cmd"
 			[[ -n $REPLY && $REPLY != flag ]] && expect=1
 		else
 			n+=1
@@ -70,11 +70,11 @@ _raymond() {
 	word=$words[CURRENT]
 	if [[ -n $expect ]]; then
 		_raymond_resolve "$words[CURRENT-1]" $names
-		_raymond_value "$REPLY"
+		_raymond_value "$REPLY" "$cmd"
 		_raymond_complete "$REPLY"
 	elif [[ -z $ended && $word == --*=* ]]; then
 		_raymond_resolve "$word" $names
-		_raymond_value "$REPLY"
+		_raymond_value "$REPLY" "$cmd"
 		compset -P '*='
 		_raymond_complete "$REPLY"
 	elif [[ -z $ended && $word == -* ]]; then
@@ -109,13 +109,13 @@ local function options_case(out, m)
   out[#out + 1] = "# The options of command $1 ('' is the old form, which takes them all), as --name:summary."
   out[#out + 1] = "_raymond_options() {"
   out[#out + 1] = "\tcase $1 in"
-  local function row(label, names)
+  local function row(label, names, by_name)
     local items = {}
-    for i, name in ipairs(names) do items[i] = described("--" .. name, m.by_name[name].help) end
+    for i, name in ipairs(names) do items[i] = described("--" .. name, by_name[name].help) end
     out[#out + 1] = string.format("\t%s) reply=(\n\t\t%s\n\t) ;;", label, table.concat(items, "\n\t\t"))
   end
-  for _, c in ipairs(m.commands) do row(c.name, shell.option_names(m, c)) end
-  row("*", shell.option_names(m))
+  for _, c in ipairs(m.commands) do row(c.name, shell.option_names(m, c), c.by_name) end
+  row("*", shell.option_names(m), m.by_name)
   out[#out + 1] = "\tesac"
   out[#out + 1] = "}\n"
 end
