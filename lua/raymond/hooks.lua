@@ -311,7 +311,10 @@ end
 
 -- Call every handler for `name`.  Returns the merged decision (possibly
 -- empty; the first file to set a field wins) or nil and a message naming
--- the hook file and line.
+-- the hook file and line.  merged.by names the handler ("file:line") that
+-- decided a transition, a stop or a block; merged.made lists, per handler
+-- whose fields won, { where = "file:line", fields = {...} }, for the
+-- decision lines (raymond.run).
 function M.emit(set, name, ev)
   local merged = {}
   if not set then return merged end
@@ -351,11 +354,16 @@ function M.emit(set, name, ev)
       elseif err then
         return nil, err
       elseif d then
+        local won = {}
         for k, v in pairs(d) do
           if merged[k] == nil then
-            merged[k] = v
+            merged[k], won[k] = v, v
             if k == "transition" or k == "continue" or k == "decision" then merged.by = where(file, fn) end
           end
+        end
+        if next(won) then
+          merged.made = merged.made or {}
+          merged.made[#merged.made + 1] = { where = where(file, fn), fields = won }
         end
       end
     end
