@@ -70,6 +70,7 @@ function M.new(fields)
   run.flight = {}
   run.hook_call = setmetatable({}, { __mode = "k" })
   run.last_decision = {}
+  run.looping = 0
   return run
 end
 
@@ -447,6 +448,7 @@ end
 
 -- Called after the loop has drained; returns the exit status.
 function Run:finish(crashed, signo)
+  console.close_view()
   local rec = self.rec
   local elapsed = raymond.clock() - self.t0
   if crashed then

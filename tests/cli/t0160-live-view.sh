@@ -1,0 +1,198 @@
+#!/bin/bash
+# The live view on a terminal (docs/cli.md, "The live view"): a block of
+# one line per live agent and a footer, redrawn in place under the lines
+# that scroll, and nothing of it when stdout is not a terminal.  Runs
+# raymond on a pseudo-terminal (tests/fake/pty-run.c) and works out the
+# final screen from the raw bytes (screen.awk).
+. "$(dirname "$0")/lib.sh"
+
+export RAYMOND_RETRY_DELAY=0.05
+unset CLAUDECODE NO_COLOR
+export TERM=xterm
+PTY=$(dirname "$RAYMOND")/tests/pty-run
+SCREEN=$(cd "$(dirname "$0")" && pwd)/screen.awk
+ESC=$(printf '\033')
+
+# on_pty LOG CMD...: run CMD on an 80x24 pty, its output in LOG.
+on_pty() { log=$1; shift; "$PTY" "${COLS:-80}" 24 "$log" "$@"; }
+
+# screen LOG: the screen LOG leaves, one row a line, then "cursor: ...".
+screen() {
+	local nl=0
+	[ "$(tail -c1 "$1" | od -An -c | tr -d ' ')" = '\n' ] && nl=1
+	LC_ALL=C awk -v lastnl=$nl -f "$SCREEN" "$1"
+}
+
+# shows LOG REGEX...: the screen LOG leaves now has a row matching each
+# extended REGEX.
+shows() {
+	local log=$1 s
+	shift
+	s=$(screen "$log") || return 1
+	for re in "$@"; do printf '%s\n' "$s" | grep -Eq -- "$re" || return 1; done
+}
+
+# A fork: main prints, then waits in WAIT.sh for ./go; the worker prints,
+# then waits in W.sh for ./go.  (A state that waits also ends once the
+# test's folder is gone, so a failed test leaves nothing running.)
+forked() {
+	state START.sh <<-\EOS &&
+	echo "<print>hello from main</print>"
+	echo "<fork next=\"WAIT\">W</fork>"
+	EOS
+	state W.sh <<-\EOS &&
+	echo "<print>worker says hi</print>"
+	while [ ! -e "$OUT/go" ] && [ -d "$OUT" ]; do sleep 0.05; done
+	echo "<result>w</result>"
+	EOS
+	state WAIT.sh <<-\EOS &&
+	while [ ! -e "$OUT/go" ] && [ -d "$OUT" ]; do sleep 0.05; done
+	echo "<result>done</result>"
+	EOS
+	export OUT=$PWD
+}
+
+test_expect_success 'the block shows each live agent and a footer, and gives way to the footer at the end' '
+	forked &&
+	{ on_pty log "$RAYMOND" wf & } &&
+	wait_until 60 shows log "^main  WAIT\.sh  [0-9]+:[0-9][0-9]$" "^main_w1  W\.sh  [0-9]+:[0-9][0-9]$" \
+		"^\\\$0\.0000 of \\\$10\.00 budget  2 agents live, 0 done  [0-9]+:[0-9][0-9]$" "^cursor: hidden$" &&
+	screen log >mid &&
+	tail -2 mid | head -1 | grep -q "2 agents live" &&
+	grep -qx "hello from main" mid &&
+	grep -qx "\[main_w1\] worker says hi" mid &&
+	touch go &&
+	wait &&
+	screen log >final &&
+	grep -qx "hello from main" final &&
+	grep -qx "\[main_w1\] worker says hi" final &&
+	grep -qx "\[main\] WAIT.sh -> result (agent done)" final &&
+	grep -Eqx "\\\$0\.0000 of \\\$10\.00 budget  0 agents live, 2 done  [0-9]+:[0-9][0-9]" final &&
+	grep -qx done final &&
+	! grep -q "W.sh  [0-9]" final &&
+	! grep -q "agents live, 0 done" final &&
+	! grep -q "^unknown" final &&
+	tail -1 final | grep -qx "cursor: shown"
+'
+
+test_expect_success 'the block is redrawn only when it changes: about once a second while states wait' '
+	state START.sh <<-\EOS &&
+	while [ ! -e "$OUT/go" ] && [ -d "$OUT" ]; do sleep 0.05; done
+	echo "<result>done</result>"
+	EOS
+	export OUT=$PWD &&
+	{ on_pty log "$RAYMOND" wf & } &&
+	wait_until 60 shows log "^main  START\.sh  0:03$" &&
+	draws=$(grep -ao "budget  1 agent live" log | wc -l) &&
+	touch go &&
+	wait &&
+	echo "draws in 3 s: $draws" &&
+	[ "$draws" -ge 3 ] && [ "$draws" -le 8 ]
+'
+
+test_expect_success 'NO_COLOR: the view is on, without colour' '
+	state START.sh <<-\EOS &&
+	echo "<result>ok</result>"
+	EOS
+	NO_COLOR=1 on_pty log "$RAYMOND" wf &&
+	grep -q "$ESC\[?25l" log &&
+	! grep -aq "$ESC\[[0-9;]*m" log &&
+	on_pty log2 "$RAYMOND" wf &&
+	grep -aq "$ESC\[[0-9;]*m" log2
+'
+
+test_expect_success 'stdout a pipe or a file: no escape sequence anywhere, and the result alone on stdout' '
+	forked &&
+	touch go &&
+	on_pty log sh -c "\"\$RAYMOND\" wf >out" &&
+	! grep -aq "$ESC" log &&
+	! grep -aq "$ESC" out &&
+	printf "hello from main\nworker says hi\ndone\n" >want &&
+	cmp want out &&
+	grep -q "\[main\] START.sh -> fork" log
+'
+
+test_expect_success '$(raymond --quiet wf) and $(raymond wf) capture only the result' '
+	state START.sh <<-\EOS &&
+	echo "<result>the result</result>"
+	EOS
+	on_pty log sh -c "x=\$(\"\$RAYMOND\" --quiet wf); printf %s \"\$x\" >cap1; y=\$(\"\$RAYMOND\" wf); printf %s \"\$y\" >cap2" &&
+	printf "the result" >want &&
+	cmp want cap1 &&
+	cmp want cap2 &&
+	! grep -aq "$ESC" log &&
+	grep -q "completed" log
+'
+
+test_expect_success '--quiet on a terminal: no view and no progress, the result still shown' '
+	state START.sh <<-\EOS &&
+	echo "<result>ok</result>"
+	EOS
+	on_pty log "$RAYMOND" --quiet wf &&
+	! grep -aq "$ESC" log &&
+	screen log >final &&
+	printf "ok\n\ncursor: shown\n" >want &&
+	cmp want final
+'
+
+test_expect_success 'a fake claude turn'"'"'s tool calls show as short lines, and its text safely' '
+	use_fake &&
+	state START.md <<-EOS &&
+	do it
+	MOCK: bash make test => checked $ESC[31mred <result>ok</result>
+	EOS
+	on_pty log "$RAYMOND" wf &&
+	screen log >final &&
+	grep -qx "\[main\] Bash make test" final &&
+	grep -qF "[main] checked ^[[31mred" final &&
+	! grep -aq "$ESC\[31m" log &&
+	"$RAYMOND" wf >out 2>err &&
+	grep -qx "\[main\] Bash make test" err
+'
+
+test_expect_success 'a model'"'"'s long line is cut to the terminal'"'"'s width' '
+	use_fake &&
+	long=$(printf "word%.0s " $(seq 40)) &&
+	state START.md <<-EOS &&
+	do it
+	MOCK: reply $long<result>ok</result>
+	EOS
+	COLS=40 on_pty log "$RAYMOND" wf &&
+	screen log >final &&
+	line=$(grep "^\[main\] word" final) &&
+	[ "${#line}" -eq 39 ] &&
+	! grep -q "^unknown" final
+'
+
+test_expect_success 'prints of forked agents are prefixed on a terminal, as printed on a pipe' '
+	forked &&
+	touch go &&
+	on_pty log "$RAYMOND" --quiet wf &&
+	screen log >final &&
+	grep -qx "hello from main" final &&
+	grep -qx "\[main_w1\] worker says hi" final &&
+	"$RAYMOND" --quiet wf >out &&
+	grep -qx "worker says hi" out
+'
+
+test_expect_success 'SIGINT: the block is cleared, the cursor shown, the run resumable' '
+	state START.sh <<-\EOS &&
+	touch "$OUT/started"
+	while [ -d "$OUT" ]; do sleep 0.05; done
+	echo "<result>never</result>"
+	EOS
+	export OUT=$PWD &&
+	{ PTY_RUN_PIDFILE=$PWD/pid on_pty log "$RAYMOND" wf; echo $? >rc; } &
+	wait_for_file started &&
+	wait_until 60 shows log "^main  START\.sh  " "^cursor: hidden$" &&
+	kill -INT "$(cat pid)" &&
+	wait &&
+	[ "$(cat rc)" = 130 ] &&
+	screen log >final &&
+	grep -q "interrupted; continue with: raymond --resume" final &&
+	! grep -q "^main  START.sh" final &&
+	! grep -q "^unknown" final &&
+	tail -1 final | grep -qx "cursor: shown"
+'
+
+test_done
