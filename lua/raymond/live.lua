@@ -121,11 +121,13 @@ function View:footer(now)
     n, n == 1 and "" or "s", self.done, clock(now - self.run.t0))
 end
 
--- The block's lines, safe and cut to `cols`; at most `rows` of them.
+-- The block's lines, safe and cut to `cols`; fewer than `rows` of them.
 function View:lines(now, cols, rows)
   local out, agents = {}, self.run.rec.agents
-  local room = math.max(0, math.min(#agents, rows - 1))
-  if room < #agents then room = math.max(0, room - 1) end
+  -- The block leaves the screen's top row to what scrolls: agents, then
+  -- the "more" line when they do not all fit, then the footer.
+  local room = #agents
+  if room + 1 > rows - 1 then room = math.max(0, rows - 3) end
   local bold, dim, plain = "", "", ""
   if self.colour then bold, dim, plain = "\27[1m", "\27[2m", "\27[0m" end
   for i = 1, room do

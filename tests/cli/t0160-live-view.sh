@@ -13,8 +13,8 @@ PTY=$(dirname "$RAYMOND")/tests/pty-run
 SCREEN=$(cd "$(dirname "$0")" && pwd)/screen.awk
 ESC=$(printf '\033')
 
-# on_pty LOG CMD...: run CMD on an 80x24 pty, its output in LOG.
-on_pty() { log=$1; shift; "$PTY" "${COLS:-80}" 24 "$log" "$@"; }
+# on_pty LOG CMD...: run CMD on a COLSxROWS pty (80x24), its output in LOG.
+on_pty() { log=$1; shift; "$PTY" "${COLS:-80}" "${ROWS:-24}" "$log" "$@"; }
 
 # screen LOG: the screen LOG leaves, one row a line, then "cursor: ...".
 screen() {
@@ -175,7 +175,9 @@ test_expect_success 'prints of forked agents are prefixed on a terminal, as prin
 	grep -qx "worker says hi" out
 '
 
-test_expect_success 'SIGINT: the block is cleared, the cursor shown, the run resumable' '
+# stopped_by SIG: the run, stopped by SIG while its state waits, leaves
+# the terminal with the block gone, the cursor shown, and says how to go on.
+stopped_by() {
 	state START.sh <<-\EOS &&
 	touch "$OUT/started"
 	while [ -d "$OUT" ]; do sleep 0.05; done
@@ -185,14 +187,61 @@ test_expect_success 'SIGINT: the block is cleared, the cursor shown, the run res
 	{ PTY_RUN_PIDFILE=$PWD/pid on_pty log "$RAYMOND" wf; echo $? >rc; } &
 	wait_for_file started &&
 	wait_until 60 shows log "^main  START\.sh  " "^cursor: hidden$" &&
-	kill -INT "$(cat pid)" &&
+	kill -"$1" "$(cat pid)" &&
 	wait &&
 	[ "$(cat rc)" = 130 ] &&
 	screen log >final &&
 	grep -q "interrupted; continue with: raymond --resume" final &&
+	grep -Eqx "\\\$0\.0000 of \\\$10\.00 budget  1 agent live, 0 done  [0-9]+:[0-9][0-9]" final &&
 	! grep -q "^main  START.sh" final &&
 	! grep -q "^unknown" final &&
 	tail -1 final | grep -qx "cursor: shown"
+}
+
+test_expect_success 'SIGINT: the block is cleared, the cursor shown, the run resumable' '
+	stopped_by INT
+'
+
+test_expect_success 'SIGTERM: likewise' '
+	stopped_by TERM
+'
+
+test_expect_success 'an error: the message scrolls above, the block gives way, the cursor shows' '
+	state START.sh <<-\EOS &&
+	echo "<print>about to fail</print>"
+	exit 7
+	EOS
+	expect_status 1 on_pty log "$RAYMOND" wf &&
+	screen log >final &&
+	grep -qx "about to fail" final &&
+	grep -q "raymond: error: .*script exited with status 7" final &&
+	! grep -q "^main  START.sh" final &&
+	! grep -q "^unknown" final &&
+	tail -1 final | grep -qx "cursor: shown"
+'
+
+test_expect_success 'more agents than the screen has rows: the block fits, saying how many more' '
+	state START.sh <<-\EOS &&
+	for i in $(seq 12); do echo "<fork next=\"WAIT\">W</fork>"; done
+	EOS
+	state W.sh <<-\EOS &&
+	while [ ! -e "$OUT/go" ] && [ -d "$OUT" ]; do sleep 0.05; done
+	echo "<result>w</result>"
+	EOS
+	state WAIT.sh <<-\EOS &&
+	while [ ! -e "$OUT/go" ] && [ -d "$OUT" ]; do sleep 0.05; done
+	echo "<result>done</result>"
+	EOS
+	export OUT=$PWD &&
+	{ ROWS=8 on_pty log "$RAYMOND" wf & } &&
+	wait_until 60 shows log "13 agents live" "^\.\.\. and [0-9]+ more agents$" &&
+	screen log >mid &&
+	touch go &&
+	wait &&
+	block=$(sed -n "/^\[main\] START.sh -> fork/,\$p" mid | grep -c -E "^main(_w[0-9]+)?  (WAIT|W)\.sh|more agents|budget") &&
+	echo "block rows: $block" &&
+	[ "$block" -le 7 ] &&
+	grep -qx "\.\.\. and $((13 - block + 2)) more agents" mid
 '
 
 test_done

@@ -1,0 +1,1 @@
+echo "<result>ok</result>"
