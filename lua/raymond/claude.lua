@@ -135,8 +135,11 @@ function M.tool_line(block, cwd)
   arg = arg:match("^%s*([^\n]*)")
   if cwd and arg:sub(1, #cwd + 1) == cwd .. "/" then arg = arg:sub(#cwd + 2) end
   if #arg > M.TOOL_ARG_MAX then
-    -- Cut before the character the cut would split.
-    arg = arg:sub(1, M.TOOL_ARG_MAX):gsub("[\xC0-\xFF][\x80-\xBF]*$", "") .. "..."
+    -- Cut before the character the cut would split: back over the
+    -- continuation bytes (10xxxxxx) that would start what is cut off.
+    local n = M.TOOL_ARG_MAX
+    while n > 0 and (arg:byte(n + 1) & 0xC0) == 0x80 do n = n - 1 end
+    arg = arg:sub(1, n) .. "..."
   end
   return block.name .. " " .. arg
 end
