@@ -15,7 +15,7 @@
 -- On a terminal (stdout and stderr both), the live view (raymond.live)
 -- keeps a block at the bottom of the screen; everything written here then
 -- scrolls above it.  <print> lines of forked agents are prefixed with the
--- agent's id ("[main.w1] text") whenever stdout is a terminal; on a pipe
+-- agent's id ("[main_w1] text") whenever stdout is a terminal; on a pipe
 -- or in a file they are the workflow's output and stay as printed.
 
 local raymond = require("raymond")

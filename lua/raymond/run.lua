@@ -203,7 +203,7 @@ function Run:hook_transition(d)
   local body = t.tag == "result" and (t.payload or "") or (t.target or "")
   local tr, err = transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } }, self.scope)
   if not tr then
-    return nil, string.format("hook %s returned an invalid transition: %s", d.by, err)
+    return nil, string.format("hook %s returned an invalid transition: %s", d.by.transition, err)
   end
   return tr
 end
@@ -218,8 +218,9 @@ local function said(fields, from, tr)
   end
   if fields.decision == "block" then return "blocked" .. reason end
   if fields.transition then
-    return string.format("routed %s -> %s%s", from or "(run)", tr and transition.describe(tr)
-      or tostring(fields.transition.tag), reason)
+    local to = tr and transition.describe(tr)
+      or string.format("%s %s", tostring(fields.transition.tag), tostring(fields.transition.target))
+    return string.format("routed %s -> %s%s", from or "(run)", to, reason)
   end
   local set = {}
   for k, v in pairs(fields) do
@@ -273,13 +274,13 @@ function Run:decide(name, agent, fields, target)
   if v == "transition" then tr, err = self:hook_transition(d) end
   self:decision_lines(name, agent, d, tr)
   if v == "stop" then
-    self:stop(agent, string.format("stopped by %s: %s", d.by or "a hook", d.stopReason or "a hook stopped the run"),
+    self:stop(agent, string.format("stopped by %s: %s", d.by.continue, d.stopReason or "a hook stopped the run"),
       d.resumeArgs)
     return nil
   end
   if v == "block" then
-    return { kind = "block", by = d.by, reason = d.reason,
-             why = string.format("%s: %s", tostring(d.by), d.reason or "(no reason given)") }
+    return { kind = "block", by = d.by.decision, reason = d.reason,
+             why = string.format("%s: %s", d.by.decision, d.reason or "(no reason given)") }
   end
   if v == "transition" then
     if not tr then return { kind = "error", msg = err } end
