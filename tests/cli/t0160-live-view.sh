@@ -175,6 +175,23 @@ test_expect_success 'prints of forked agents are prefixed on a terminal, as prin
 	grep -qx "worker says hi" out
 '
 
+test_expect_success 'a hook decision scrolls above the block, naming its file and line' '
+	state START.sh <<-\EOS &&
+	echo "<goto>B</goto>"
+	EOS
+	state B.sh <<-\EOS &&
+	echo "<result>b</result>"
+	EOS
+	state C.sh <<-\EOS &&
+	echo "<result>c</result>"
+	EOS
+	printf "return {\n  PreTransition = function(ev)\n    if ev.state == \"START.sh\" then return { transition = { tag = \"goto\", target = \"C\" }, reason = \"C is better\" } end\n  end,\n}\n" >wf/hooks.lua &&
+	on_pty log "$RAYMOND" wf &&
+	screen log >final &&
+	grep -qx "\[main\] wf/hooks.lua:2 PreTransition: routed START.sh -> goto C.sh: C is better" final &&
+	grep -qx c final
+'
+
 # stopped_by SIG: the run, stopped by SIG while its state waits, leaves
 # the terminal with the block gone, the cursor shown, and says how to go on.
 stopped_by() {
