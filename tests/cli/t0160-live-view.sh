@@ -176,15 +176,8 @@ test_expect_success 'prints of forked agents are prefixed on a terminal, as prin
 '
 
 test_expect_success 'a hook decision scrolls above the block, naming its file and line' '
-	state START.sh <<-\EOS &&
-	echo "<goto>B</goto>"
-	EOS
-	state B.sh <<-\EOS &&
-	echo "<result>b</result>"
-	EOS
-	state C.sh <<-\EOS &&
-	echo "<result>c</result>"
-	EOS
+	two_step &&
+	echo "echo \"<result>c</result>\"" | state C.sh &&
 	printf "return {\n  PreTransition = function(ev)\n    if ev.state == \"START.sh\" then return { transition = { tag = \"goto\", target = \"C\" }, reason = \"C is better\" } end\n  end,\n}\n" >wf/hooks.lua &&
 	on_pty log "$RAYMOND" wf &&
 	screen log >final &&

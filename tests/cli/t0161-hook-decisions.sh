@@ -43,15 +43,8 @@ test_expect_success 'a workflow hook routing a transition is shown with its file
 '
 
 test_expect_success '--quiet hides the decision line; the debug record still has it' '
-	state START.sh <<-\EOS &&
-	echo "<goto>B</goto>"
-	EOS
-	state B.sh <<-\EOS &&
-	echo "<result>b</result>"
-	EOS
-	state C.sh <<-\EOS &&
-	echo "<result>c</result>"
-	EOS
+	two_step &&
+	echo "echo \"<result>c</result>\"" | state C.sh &&
 	printf "return { PreTransition = function(ev)\n  if ev.state == \"START.sh\" then return { transition = { tag = \"goto\", target = \"C\" } } end\nend }\n" >wf/hooks.lua &&
 	raymond wf --quiet >out 2>err &&
 	grep -x c out &&
