@@ -78,7 +78,7 @@ function M.open(run)
   raymond.go(function()
     while v.open and raymond.sleep(M.INTERVAL) do
       -- The run is over once no agent's loop runs any more.
-      if (run.looping or 0) == 0 then break end
+      if run.looping == 0 then break end
       v:draw()
     end
   end)
