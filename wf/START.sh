@@ -1,1 +1,0 @@
-echo "<result>ok</result>"

@@ -1,2 +1,0 @@
-while [ ! -e "$OUT/go" ] && [ -d "$OUT" ]; do sleep 0.05; done
-echo "<result>done</result>"
