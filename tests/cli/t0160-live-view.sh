@@ -150,6 +150,24 @@ test_expect_success 'a fake claude turn'"'"'s tool calls show as short lines, an
 	grep -qx "\[main\] Bash make test" err
 '
 
+test_expect_success 'an agent'"'"'s line shows the cost of its last Claude turn; the footer the run'"'"'s' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	a turn
+	MOCK: reply <goto>WAIT</goto>
+	EOS
+	state WAIT.sh <<-\EOS &&
+	while [ ! -e "$OUT/go" ] && [ -d "$OUT" ]; do sleep 0.05; done
+	echo "<result>done</result>"
+	EOS
+	export OUT=$PWD &&
+	{ on_pty log "$RAYMOND" wf & } &&
+	wait_until 60 shows log "^main  WAIT\.sh  [0-9]+:[0-9][0-9]  last turn \\\$0\.0075$" \
+		"^\\\$0\.0075 of \\\$10\.00 budget  1 agent live, 0 done" &&
+	touch go &&
+	wait
+'
+
 test_expect_success 'a model'"'"'s long line is cut to the terminal'"'"'s width' '
 	use_fake &&
 	long=$(printf "word%.0s " $(seq 40)) &&
