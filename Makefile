@@ -42,7 +42,7 @@ GEN_SRCS := $(wildcard tools/gen/raymond/*.lua tools/gen/raymond/*/*.lua)
 .DEFAULT_GOAL := all
 
 all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN) $(BUILD)/tests/fake-claude \
-    $(BUILD)/tests/mkzip $(BUILD)/tests/faultfs.so
+    $(BUILD)/tests/mkzip $(BUILD)/tests/faultfs.so $(BUILD)/tests/pty-run
 
 # Installs what the build needs when it is missing; a no-op otherwise.
 # Every compile and link names it as an order-only prerequisite, so under
@@ -85,6 +85,10 @@ $(BUILD)/tests/luarun: tests/unit/luarun.c $(CORE_OBJS) | deps $(BUILD)/tests
 # A fast stand-in for the Claude Code CLI, for the CLI tests (libc only).
 $(BUILD)/tests/fake-claude: tests/fake/fake_claude.c | deps $(BUILD)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+# Runs a command on a pseudo-terminal, for the live view's tests.
+$(BUILD)/tests/pty-run: tests/fake/pty-run.c | deps $(BUILD)/tests
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) -lutil
 
 # Builds zip archives for the CLI tests; a fresh machine has no zip command.
 $(BUILD)/tests/mkzip: tests/fake/mkzip.c | deps $(BUILD)/tests

@@ -54,6 +54,7 @@ return {
       raymond.log(string.format("%s: evaluator answered %q, which matches no route", ev.state, answer))
       return nil
     end
-    return { transition = { tag = "goto", target = target } }
+    return { transition = { tag = "goto", target = target },
+             reason = string.format("the evaluator answered %q", answer) }
   end,
 }

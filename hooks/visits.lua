@@ -23,7 +23,8 @@ return {
     if n <= max then return nil end
     visits[ev.state] = nil -- a later return here starts a fresh count
     if type(fm.on_max_visits) == "string" and fm.on_max_visits ~= "" then
-      return { transition = { tag = "goto", target = fm.on_max_visits } }
+      return { transition = { tag = "goto", target = fm.on_max_visits },
+               reason = string.format("%s reached max_visits (%d), so on_max_visits decides", ev.state, max) }
     end
     return { continue = false,
              stopReason = string.format("%s reached max_visits (%d)", ev.state, max) }

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -765,6 +766,61 @@ api_isatty(lua_State *L)
 	return 1;
 }
 
+/*
+ * raymond.term_size() -> columns, rows of the terminal stderr is on; nil
+ * when it is not a terminal or says no size.
+ */
+static int
+api_term_size(lua_State *L)
+{
+	struct winsize ws;
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_col == 0) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_pushinteger(L, ws.ws_col);
+	lua_pushinteger(L, ws.ws_row);
+	return 2;
+}
+
+/*
+ * The live view (console.lua) has its block on stderr: the cursor hidden
+ * and parked at the block's first line.  A message C writes itself
+ * clears the block first (ray__live_clear), and the cursor is shown again
+ * at exit, however the process ends its Lua side.
+ */
+int ray__live_block;
+
+void
+ray__live_clear(void)
+{
+	if (ray__live_block)
+		fputs("\r\033[J", stderr);
+}
+
+static void
+live_restore(void)
+{
+	if (!ray__live_block)
+		return;
+	ray__live_block = 0;
+	fputs("\r\033[J\033[?25h", stderr);
+	fflush(stderr);
+}
+
+/* raymond.set_live(on): whether a live view's block is on stderr now */
+static int
+api_set_live(lua_State *L)
+{
+	static int registered;
+
+	ray__live_block = lua_toboolean(L, 1);
+	if (ray__live_block && !registered)
+		registered = atexit(live_restore) == 0;
+	return 0;
+}
+
 /* raymond.embedded(prefix) -> {name = source, ...} of compiled-in files */
 static int
 api_embedded(lua_State *L)
@@ -1125,6 +1181,8 @@ static const luaL_Reg api_funcs[] = {
 	{ "stderr", api_stderr },
 	{ "printable", api_printable },
 	{ "isatty", api_isatty },
+	{ "term_size", api_term_size },
+	{ "set_live", api_set_live },
 	{ "embedded", api_embedded },
 	{ "sha256_file", api_sha256_file },
 	{ "zip_open", api_zip_open },

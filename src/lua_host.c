@@ -290,6 +290,7 @@ ray_host_finish(struct ray_host *h, const char *module, const char *fn)
 	lua_pushboolean(L, h->crashed);
 	lua_pushinteger(L, h->interrupted);
 	if (ray__pcall(L, 2, 1) != LUA_OK) {
+		ray__live_clear();
 		fprintf(stderr, "raymond: internal error: %s\n", lua_tostring(L, -1));
 		lua_pop(L, 1);
 		return 1;

@@ -101,4 +101,8 @@ struct ray_tagparse;
 /* Push the tags of `tp` as a list of {name, body, attrs, offset}. */
 void ray__push_tags(lua_State *L, const struct ray_tagparse *tp);
 
+/* A live view's block is on stderr (lua_api.c): clear it before writing. */
+extern int ray__live_block;
+void ray__live_clear(void);
+
 #endif

@@ -108,6 +108,8 @@ struct ray_job {
 	int line_too_long;	/* a longer one came: no more calls, killed */
 	struct ray_proc *proc;	/* while it runs, for that kill */
 	int input_ref;		/* the string for stdin, or LUA_NOREF */
+	int prints_ref;		/* function called per <print> line, or LUA_NOREF */
+	struct ray_buf print_line;	/* the <print> line being assembled */
 };
 
 struct ray_host *
@@ -118,11 +120,14 @@ ray__host_from(lua_State *L)
 
 static void schedule(struct ray_host *h);
 static void on_prepare(uv_prepare_t *ph);
+static int call_fn(struct ray_job *j, int ref, const char *s, size_t n,
+    int unterminated);
 
 /* A Lua error the engine did not catch: report it and stop everything. */
 static void
 crash(struct ray_host *h, const char *msg)
 {
+	ray__live_clear();
 	fprintf(stderr, "raymond: internal error: %s\n", msg ? msg : "(no message)");
 	h->crashed = 1;
 	h->stopping = 1;
@@ -292,11 +297,46 @@ record_chunk(struct ray_job *j, const char *piece, const char *data, size_t len)
 		ray_record_put(*j->record, j->record_step, piece, data, len);
 }
 
+/*
+ * The longest <print> line handed to a `prints` function whole; a longer
+ * one is handed on in pieces of this size (a terminal shows its start).
+ */
+#define PRINT_LINE_MAX 65536
+
+/*
+ * Shown <print> text, to stdout; or, when the job has a `prints`
+ * function, to it a line at a time (without the newline), so the caller
+ * can put each line where it belongs on a terminal.
+ */
 static void
 print_out(void *ud, const char *text, size_t len)
 {
-	(void)ud;
-	fwrite(text, 1, len, stdout);
+	struct ray_job *j = ud;
+	const char *nl;
+
+	if (j->prints_ref == LUA_NOREF) {
+		fwrite(text, 1, len, stdout);
+		return;
+	}
+	while (len > 0) {
+		size_t n, room = PRINT_LINE_MAX - j->print_line.len;
+
+		nl = memchr(text, '\n', len);
+		n = nl ? (size_t)(nl - text) : len;
+		if (n > room)
+			n = room;
+		ray_buf_add(&j->print_line, text, n);
+		text += n;
+		len -= n;
+		if (len > 0 && *text == '\n') {
+			text++;
+			len--;
+		} else if (j->print_line.len < PRINT_LINE_MAX) {
+			break;
+		}
+		call_fn(j, j->prints_ref, j->print_line.data, j->print_line.len, 0);
+		ray_buf_reset(&j->print_line);
+	}
 }
 
 /*
@@ -309,7 +349,7 @@ on_print(void *ud, const char *text, size_t len, int end)
 {
 	struct ray_job *j = ud;
 
-	ray_termsafe_print(&j->print, text, len, end, print_out, NULL);
+	ray_termsafe_print(&j->print, text, len, end, print_out, j);
 	fflush(stdout);
 }
 
@@ -322,38 +362,47 @@ on_print(void *ud, const char *text, size_t len, int end)
 static int
 call_line_protected(lua_State *L)
 {
-	struct ray_job *j = lua_touserdata(L, 1);
+	int ref = (int)lua_tointeger(L, 1);
 	const char *s = lua_touserdata(L, 2);
 	size_t n = (size_t)lua_tointeger(L, 3);
 	int unterminated = lua_toboolean(L, 4);
 
-	lua_rawgeti(L, LUA_REGISTRYINDEX, j->lines_ref);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
 	lua_pushlstring(L, s, n);
 	lua_pushboolean(L, unterminated);
 	lua_call(L, 2, 0);
 	return 0;
 }
 
-static void
-call_line(struct ray_job *j, const char *s, size_t n, int unterminated)
+/* Call function `ref` with a line; 0, or -1 when it raised (reported). */
+static int
+call_fn(struct ray_job *j, int ref, const char *s, size_t n, int unterminated)
 {
 	lua_State *L = j->h->L;
 
-	if (j->lines_failed)
-		return;
-	if (n > 0 && s[n - 1] == '\r')
-		n--;
 	/* Only pushes that cannot allocate happen outside protected mode. */
 	lua_pushcfunction(L, call_line_protected);
-	lua_pushlightuserdata(L, j);
+	lua_pushinteger(L, ref);
 	lua_pushlightuserdata(L, (void *)s);
 	lua_pushinteger(L, (lua_Integer)n);
 	lua_pushboolean(L, unterminated);
 	if (ray__pcall(L, 4, 0) != LUA_OK) {
-		j->lines_failed = 1;
 		crash(j->h, lua_tostring(L, -1));
 		lua_pop(L, 1);
+		return -1;
 	}
+	return 0;
+}
+
+static void
+call_line(struct ray_job *j, const char *s, size_t n, int unterminated)
+{
+	if (j->lines_failed)
+		return;
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	if (call_fn(j, j->lines_ref, s, n, unterminated) < 0)
+		j->lines_failed = 1;
 }
 
 /*
@@ -534,10 +583,13 @@ job_release(lua_State *L, struct ray_job *j)
 	ray_buf_release(&j->out_tail);
 	ray_buf_release(&j->err_tail);
 	ray_buf_release(&j->line);
+	ray_buf_release(&j->print_line);
 	ray_buf_release(&j->out_all);
 	ray_buf_release(&j->err_all);
 	luaL_unref(L, LUA_REGISTRYINDEX, j->lines_ref);
 	j->lines_ref = LUA_NOREF;
+	luaL_unref(L, LUA_REGISTRYINDEX, j->prints_ref);
+	j->prints_ref = LUA_NOREF;
 	luaL_unref(L, LUA_REGISTRYINDEX, j->input_ref);
 	j->input_ref = LUA_NOREF;
 	free(j->spawn_error);
@@ -759,7 +811,7 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
 
 /*
  * raymond.spawn{argv=, env=, cwd=, timeout=, input=, tags=, lines=,
- * lines_max=, capture=, record=, record_step=, group_file=} runs a
+ * lines_max=, prints=, capture=, record=, record_step=, group_file=} runs a
  * command and returns its result table when it ends.  Must be called
  * from a coroutine started by raymond.go.  `input`, a string, is written
  * to the command's stdin (which is /dev/null without it).  `lines_max`
@@ -768,6 +820,8 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
  * names the file that records the command's process group from before
  * it starts until it is gone (group_file_open).
  * `lines`, a function, is called with each line of stdout as it completes;
+ * `prints`, a function, with each line of <print> text, shown safe,
+ * instead of its going to stdout;
  * `capture` keeps all of stdout and stderr (up to 64 MiB each); `record`,
  * a debug record (lua_record.c), gets each chunk of stdout and stderr as
  * a piece of step `record_step`.
@@ -789,6 +843,7 @@ api_spawn(lua_State *L)
 	j->h = h;
 	j->record_ref = LUA_NOREF;
 	j->lines_ref = LUA_NOREF;
+	j->prints_ref = LUA_NOREF;
 	j->input_ref = LUA_NOREF;
 	luaL_setmetatable(L, JOB);	/* from now on __gc frees what j holds */
 
@@ -826,6 +881,11 @@ api_spawn(lua_State *L)
 	lua_getfield(L, 1, "lines");
 	if (lua_isfunction(L, -1))
 		j->lines_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	else
+		lua_pop(L, 1);
+	lua_getfield(L, 1, "prints");
+	if (lua_isfunction(L, -1))
+		j->prints_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	else
 		lua_pop(L, 1);
 	lua_getfield(L, 1, "lines_max");
@@ -1080,10 +1140,12 @@ ray__sched_take_signals(struct ray_host *h)
 	h->signals_seen = n;
 	if (!h->interrupted) {
 		h->interrupted = signo;
-		if (!h->quiet_signals)
+		if (!h->quiet_signals) {
+			ray__live_clear();
 			fprintf(stderr, "\nraymond: %s received; stopping "
 			    "running states (the run stays resumable)\n",
 			    signo == SIGINT ? "interrupt" : "termination request");
+		}
 	}
 	stop_run(h);
 }

@@ -114,8 +114,39 @@ function M.check_cost(v)
   return nil, v == cjson.null and "null" or ("a " .. type(v))
 end
 
+-- The argument that says what a tool call does, by tool: the file it
+-- reads or edits, the command it runs, the pattern it looks for.
+M.TOOL_ARG_MAX = 200
+local TOOL_ARG = {
+  Read = "file_path", Write = "file_path", Edit = "file_path", MultiEdit = "file_path",
+  NotebookEdit = "notebook_path", Bash = "command", Grep = "pattern", Glob = "pattern",
+  WebFetch = "url", WebSearch = "query", Task = "description", Agent = "description",
+}
+
+-- A tool_use content block as a short line, "Read src/x.c" or "Bash make
+-- test": the tool's name and the first line of its main argument, a path
+-- under `cwd` made relative to it.  Nil when the block names no tool.
+-- The text is the model's: the caller makes it safe to show.
+function M.tool_line(block, cwd)
+  if type(block.name) ~= "string" or block.name == "" then return nil end
+  local input = type(block.input) == "table" and block.input or {}
+  local arg = input[TOOL_ARG[block.name] or ""]
+  if type(arg) ~= "string" then return block.name end
+  arg = arg:match("^%s*([^\n]*)")
+  if cwd and arg:sub(1, #cwd + 1) == cwd .. "/" then arg = arg:sub(#cwd + 2) end
+  if #arg > M.TOOL_ARG_MAX then
+    -- Cut before the character the cut would split: back over the
+    -- continuation bytes (10xxxxxx) that would start what is cut off.
+    local n = M.TOOL_ARG_MAX
+    while n > 0 and (arg:byte(n + 1) & 0xC0) == 0x80 do n = n - 1 end
+    arg = arg:sub(1, n) .. "..."
+  end
+  return block.name .. " " .. arg
+end
+
 -- A reader of stream-json lines.  `on_text(text)`, if given, receives
--- assistant text as it arrives; `on_usage(usd)` the turn's estimated
+-- assistant text as it arrives, and `on_tool(block)` each tool call (a
+-- tool_use content block); `on_usage(usd)` the turn's estimated
 -- spend each time an API response's usage is seen.  Tags are searched in
 -- the final result only, never in tool output, and each invocation's cost
 -- is counted once.  Only the last assistant text is kept (the result's
@@ -125,7 +156,7 @@ end
 -- The estimate (st.seen) is what a turn without a trustworthy result
 -- cost is charged: the usage of every API response in the stream, priced
 -- at list prices.  Each response is counted once, by its message id.
-function M.reader(on_text, on_usage)
+function M.reader(on_text, on_usage, on_tool)
   local st = { cost = 0, bad_lines = 0, seen = 0, seen_done = 0 }
   local function usage(msg)
     if type(msg.usage) ~= "table" then return end
@@ -159,6 +190,8 @@ function M.reader(on_text, on_usage)
         if type(c) == "table" and c.type == "text" and type(c.text) == "string" then
           st.last_text = c.text
           if on_text then on_text(c.text) end
+        elseif type(c) == "table" and c.type == "tool_use" and on_tool then
+          on_tool(c)
         end
       end
     elseif kind == "result" then

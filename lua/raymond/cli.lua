@@ -74,7 +74,7 @@ M.options = {
   { name = "max-repeats", key = "max_repeats", arg = "N", number = 1e6, whole = true,
     help = "loop detection: stop when a markdown state gives the same\nreply N times in a row (default 3, 0 = off); a state's\nmax_repeats or max_visits wins" },
   { name = "quiet", key = "quiet",
-    help = "print no progress, only errors and the workflow's output" },
+    help = "print no progress and no live view, only errors and the\nworkflow's output" },
   { name = "no-debug", key = "debug", value = false,
     help = "keep no per-step record in .raymond/debug/" },
   { name = "json", key = "json",

@@ -11,16 +11,35 @@
 -- on a terminal, and kept byte for byte when stdout is a pipe or a file:
 -- there it is data for a program (`$(raymond wf)`), which must get the
 -- payload exactly.
+--
+-- On a terminal (stdout and stderr both), the live view (raymond.live)
+-- keeps a block at the bottom of the screen; everything written here then
+-- scrolls above it.  <print> lines of forked agents are prefixed with the
+-- agent's id ("[main_w1] text") whenever stdout is a terminal; on a pipe
+-- or in a file they are the workflow's output and stay as printed.
 
 local raymond = require("raymond")
+local live = require("raymond.live")
 
 local M = { quiet = false }
 
 -- Write to stderr, untrusted text made safe to show.
 local function say(text)
+  if M.view then M.view:above(raymond.printable(text)) return end
   raymond.stderr(raymond.printable(text))
 end
 M.say = say
+
+-- Start the live view of `run` when it is wanted (raymond.live).
+function M.open_view(run)
+  if live.wanted(M.quiet) then M.view = live.open(run) end
+end
+
+-- End it: the terminal is left as an ordinary one, before the result.
+function M.close_view()
+  if M.view then M.view:close() end
+  M.view = nil
+end
 
 local function rel(path, cwd)
   if cwd and path:sub(1, #cwd + 1) == cwd .. "/" then return path:sub(#cwd + 2) end
@@ -58,10 +77,39 @@ function M.tail(text, n)
   return table.concat(lines, "\n")
 end
 
+-- One <print> line of agent `id`, already safe to show, on a terminal.
+function M.print_line(id, line)
+  if id ~= "main" then line = "[" .. id .. "] " .. line end
+  if M.view then M.view:print(line) return end
+  raymond.stdout(line .. "\n")
+end
+
+-- What a state's raymond.spawn gets as `prints` for agent `id`: on a
+-- terminal each <print> line comes here; elsewhere nil, and the text
+-- goes to stdout as it arrives.
+function M.prints(id)
+  if not raymond.isatty("stdout") then return nil end
+  return function(line) M.print_line(id, line) end
+end
+
 -- <print> text of a reply as raymond.parse_tags returns it: already made
 -- safe to show and ended by a newline per print, as a script's is.
-function M.print(text)
-  if text ~= "" then raymond.stdout(text) end
+function M.print(text, id)
+  if text == "" then return end
+  if not raymond.isatty("stdout") then raymond.stdout(text) return end
+  for line in text:gmatch("([^\n]*)\n") do M.print_line(id or "main", line) end
+end
+
+-- A line of what agent `id` is doing (a model's text, a tool call): cut
+-- to the terminal's width under the live view, whole in a log.
+function M.activity(id, text)
+  if M.quiet then return end
+  local line = "[" .. id .. "] " .. raymond.printable(text)
+  if M.view then
+    M.view:above(live.cut(line, live.width() - 1) .. "\n")
+    return
+  end
+  raymond.stderr(line .. "\n")
 end
 
 function M.result(payload)

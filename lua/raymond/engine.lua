@@ -116,7 +116,7 @@ local function take_transition(run, agent, tr)
   return true
 end
 
-function agent_loop(run, agent)
+local function agent_steps(run, agent)
   while not raymond.stopping() do
     if not run.scope:has(agent.state) then
       run:fail(agent, "state file is missing", nil, "restore " .. agent.state .. " in " .. run.scope.path
@@ -132,6 +132,13 @@ function agent_loop(run, agent)
     -- A state that finished is recorded even if the run is stopping.
     if not take_transition(run, agent, out.transition) then return end
   end
+end
+
+-- run.looping counts the agents whose loop runs, for the live view.
+function agent_loop(run, agent)
+  run.looping = run.looping + 1
+  agent_steps(run, agent)
+  run.looping = run.looping - 1
 end
 
 -- ------------------------------------------------------------------ start
@@ -209,6 +216,7 @@ local function start_agents(run, event_name)
   if not run:decide(event_name, nil, {}) then return end
   raymond.mark_dirty()
   for _, a in ipairs(run.rec.agents) do raymond.go(agent_loop, run, a) end
+  console.open_view(run)
 end
 
 -- The options of a new run, from the command line's.

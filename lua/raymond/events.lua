@@ -21,8 +21,8 @@ local M = {}
 --   block       with decision = "block": the reply (or the transition)
 --               is refused; a markdown state is re-prompted
 --   transition  the decided transition is replaced by this one
---   note        text that goes with another field (a reason, the
---               options a resume needs after a stop)
+--   note        text that goes with another field (why a block or a
+--               transition, the options a resume needs after a stop)
 --   set         copied onto the target
 M.fields = {
   continue = { type = "boolean", effect = "stop" },
@@ -50,7 +50,7 @@ M.list = {
     fields = {}, decisions = { "continue", "stopReason" } },
   { name = "PreState", when = "before a state runs", agent = true,
     fields = { "kind", "invocation", "frontmatter" },
-    decisions = { "transition", "continue", "stopReason", "model", "effort", "prompt", "maxBudgetUsd" } },
+    decisions = { "transition", "reason", "continue", "stopReason", "model", "effort", "prompt", "maxBudgetUsd" } },
   { name = "PostState", when = "after a state ran successfully (for markdown, after each turn)", agent = true,
     fields = { "kind", "output", "cost_usd", "duration", "exit_code", "frontmatter" },
     decisions = { "transition", "decision", "reason", "continue", "stopReason" } },

@@ -91,6 +91,11 @@ function M.new(run)
       argv = claude.argv(spec), stdin = t.prompt, timeout = timeout, lines = reader.line, lines_max = claude.LINE_MAX,
       name = "hook_evaluate", keep = { prompt = t.prompt },
     })
+    -- The call's time may have run out while the CLI ran (its output kept
+    -- the turn going): the call ends here, whatever instruction count
+    -- its limit last looked at, and the turn left open is closed when
+    -- the call ends.
+    if raymond.limit_left() == 0 then error("hook exceeded its time limit", 2) end
     local out = claude.outcome(res, reader)
     info.max_budget_usd = entry.cap
     local going = run:close_turn(agent, id, info, out)

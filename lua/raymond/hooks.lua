@@ -311,9 +311,13 @@ end
 
 -- Call every handler for `name`.  Returns the merged decision (possibly
 -- empty; the first file to set a field wins) or nil and a message naming
--- the hook file and line.
+-- the hook file and line.  merged.by names, per field, the handler
+-- ("file:line") that set it; merged.made lists, per handler whose fields
+-- won, { where = "file:line", fields = {...} }, for the decision lines
+-- (raymond.run).
 function M.emit(set, name, ev)
-  local merged = {}
+  local by, made = {}, {}
+  local merged = { by = by, made = made }
   if not set then return merged end
   ev.hook_event_name = name
   local co = coroutine.running()
@@ -351,12 +355,13 @@ function M.emit(set, name, ev)
       elseif err then
         return nil, err
       elseif d then
+        local won, at = {}, where(file, fn)
         for k, v in pairs(d) do
           if merged[k] == nil then
-            merged[k] = v
-            if k == "transition" or k == "continue" or k == "decision" then merged.by = where(file, fn) end
+            merged[k], won[k], by[k] = v, v, at
           end
         end
+        if next(won) then made[#made + 1] = { where = at, fields = won } end
       end
     end
   end

@@ -7,6 +7,7 @@
 --   step.record, step.n                 for raymond.spawn, which puts the
 --                                       child's stdout and stderr chunks
 --   rec:transition(agent_id, from, to)  one transition ("transition")
+--   rec:decision(line)                  a hook's decision ("decision")
 --   rec:close()
 --
 -- One file per run, appended to (src/record.h has the layout): a piece is
@@ -49,6 +50,11 @@ function Step:finish(t) self:put("end", raymond.json_encode(t) or "{}") end
 function Record:transition(agent_id, from, text)
   self.ud:put(self.last, "transition",
     string.format("%s [%s] %s -> %s", runstate.iso(raymond.now()), agent_id, from, text))
+end
+
+-- A hook's decision, as the progress line shows it ("decision").
+function Record:decision(line)
+  self.ud:put(self.last, "decision", string.format("%s %s", runstate.iso(raymond.now()), line))
 end
 
 function Record:close() self.ud:close() end

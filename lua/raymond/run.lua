@@ -69,6 +69,8 @@ function M.new(fields)
   run.rec.open_turns = run.rec.open_turns or {}
   run.flight = {}
   run.hook_call = setmetatable({}, { __mode = "k" })
+  run.last_decision = {}
+  run.looping = 0
   return run
 end
 
@@ -201,9 +203,59 @@ function Run:hook_transition(d)
   local body = t.tag == "result" and (t.payload or "") or (t.target or "")
   local tr, err = transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } }, self.scope)
   if not tr then
-    return nil, string.format("hook %s returned an invalid transition: %s", d.by, err)
+    return nil, string.format("hook %s returned an invalid transition: %s", d.by.transition, err)
   end
   return tr
+end
+
+-- What one handler's winning decision fields say, in a person's words:
+-- "stop: ...", "blocked: ...", "routed A.md -> goto B.md", or the values
+-- it set.  `tr` is the transition it routed to, checked.
+local function said(fields, from, tr)
+  local reason = fields.reason and (": " .. fields.reason) or ""
+  if fields.continue == false then
+    return "stop: " .. (fields.stopReason or "a hook stopped the run")
+  end
+  if fields.decision == "block" then return "blocked" .. reason end
+  if fields.transition then
+    local to = tr and transition.describe(tr)
+      or string.format("%s %s", tostring(fields.transition.tag), tostring(fields.transition.target))
+    return string.format("routed %s -> %s%s", from or "(run)", to, reason)
+  end
+  local set = {}
+  for k, v in pairs(fields) do
+    local f = events.fields[k]
+    if f and f.effect == "set" then
+      -- A prompt may be long: the line shows how it begins.
+      if type(v) == "string" then v = string.format("%q", #v > 40 and v:sub(1, 40) .. "..." or v) end
+      set[#set + 1] = string.format("%s = %s", k, tostring(v))
+    end
+  end
+  if #set == 0 then return nil end
+  table.sort(set)
+  return "set " .. table.concat(set, ", ")
+end
+
+-- Show and record what the hooks of `name` decided for `agent`: one line
+-- per handler whose fields took effect, naming its file and line.  A
+-- transition shows as progress (a stop and a block show in their own
+-- messages, which name the handler too); every line goes to the debug
+-- record as a "decision" piece.  A handler asked again with nothing
+-- changed (PreTurn's waitForTurns, every 0.2 s) is recorded once.
+function Run:decision_lines(name, agent, d, tr)
+  local id = agent and agent.id or "run"
+  for _, m in ipairs(d.made or {}) do
+    local what = said(m.fields, agent and agent.state, tr)
+    if what then
+      local line = string.format("[%s] %s %s: %s", id, console.rel(m.where, self.cwd), name, what)
+      local key = id .. "\0" .. name
+      if self.last_decision[key] ~= line then
+        self.last_decision[key] = line
+        if m.fields.transition then console.progress("%s", line) end
+        if self.record then self.record:decision(line) end
+      end
+    end
+  end
 end
 
 -- Emit `name` and interpret the decision (raymond.events.verdict).
@@ -218,17 +270,19 @@ function Run:decide(name, agent, fields, target)
   local d = self:emit(name, agent, fields)
   if not d then return nil end
   local v = events.verdict(d, target)
+  local tr, err
+  if v == "transition" then tr, err = self:hook_transition(d) end
+  self:decision_lines(name, agent, d, tr)
   if v == "stop" then
-    self:stop(agent, string.format("stopped by %s: %s", d.by or "a hook", d.stopReason or "a hook stopped the run"),
+    self:stop(agent, string.format("stopped by %s: %s", d.by.continue, d.stopReason or "a hook stopped the run"),
       d.resumeArgs)
     return nil
   end
   if v == "block" then
-    return { kind = "block", by = d.by, reason = d.reason,
-             why = string.format("%s: %s", tostring(d.by), d.reason or "(no reason given)") }
+    return { kind = "block", by = d.by.decision, reason = d.reason,
+             why = string.format("%s: %s", d.by.decision, d.reason or "(no reason given)") }
   end
   if v == "transition" then
-    local tr, err = self:hook_transition(d)
     if not tr then return { kind = "error", msg = err } end
     return { kind = "transition", transition = tr }
   end
@@ -395,6 +449,7 @@ end
 
 -- Called after the loop has drained; returns the exit status.
 function Run:finish(crashed, signo)
+  console.close_view()
   local rec = self.rec
   local elapsed = raymond.clock() - self.t0
   if crashed then

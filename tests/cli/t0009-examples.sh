@@ -94,7 +94,8 @@ test_expect_success 'workflows/test-router sends IMPLEMENT back while the tests 
 	RAYMOND_TEST_COMMAND="sh check.sh" raymond test-router --input "fix the widget" >out 2>err &&
 	test "$(cat out)" = "fixed it" &&
 	test "$(cat runs)" = 2 &&
-	test "$(grep -c "IMPLEMENT.md -> goto IMPLEMENT.md" err)" = 1 &&
+	test "$(grep -c "^\[main\] IMPLEMENT.md -> goto IMPLEMENT.md" err)" = 1 &&
+	grep -q "^\[main\] test-router/hooks.lua:[0-9]* PreTransition: routed IMPLEMENT.md -> goto IMPLEMENT.md: the tests fail (exit 1)$" err &&
 	grep -q "FAILED: test_widget" fake/log.jsonl
 '
 

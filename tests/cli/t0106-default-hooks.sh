@@ -140,6 +140,16 @@ test_expect_success 'evaluate: a fresh haiku turn reads {{output}}, picks the ro
 	approx "$(run_cost)" "$sum"
 '
 
+test_expect_success 'evaluate: the route shows as a decision line naming hooks/evaluate.lua and the answer' '
+	use_fake &&
+	mkdir -p wf &&
+	evaluated_state "found a bug <goto>OWN</goto>\\nMOCK: reply YES" &&
+	raymond wf >out 2>err &&
+	eq result "$(cat out)" FIX &&
+	line=$(grep -n "PostState = function" "$TESTS_TOP/hooks/evaluate.lua" | cut -d: -f1) &&
+	grep -xF "[main] hooks/evaluate.lua:$line PostState: routed START.md -> goto FIX.sh: the evaluator answered \"YES\"" err
+'
+
 test_expect_success 'evaluate: the answer may contain the key as a word, in any case; the first key by name wins' '
 	use_fake &&
 	mkdir -p wf &&

@@ -82,3 +82,31 @@ T.test("the argv: permissions, model, effort, session flags, budget, -- and no p
     .. "--model haiku --effort low --resume A --fork-session --session-id B --max-budget-usd 1.5000 "
     .. "--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit --")
 end)
+
+T.test("tool calls reach on_tool, text does not", function()
+  local tools = {}
+  local st = claude.reader(nil, nil, function(b) tools[#tools + 1] = b.name end)
+  st.line('{"type":"assistant","message":{"content":[{"type":"text","text":"hi"},'
+    .. '{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/p/x.c"}}]}}')
+  st.line('{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t2","name":"Bash","input":{}}]}}')
+  T.eq(table.concat(tools, ","), "Read,Bash")
+end)
+
+T.test("a tool call as a short line: the tool and its main argument", function()
+  T.eq(claude.tool_line({ name = "Read", input = { file_path = "/p/src/x.c" } }, "/p"), "Read src/x.c")
+  T.eq(claude.tool_line({ name = "Edit", input = { file_path = "/elsewhere/x.lua" } }, "/p"), "Edit /elsewhere/x.lua")
+  T.eq(claude.tool_line({ name = "Bash", input = { command = "  make test\nmake install" } }, "/p"), "Bash make test")
+  T.eq(claude.tool_line({ name = "Grep", input = { pattern = "TODO" } }), "Grep TODO")
+  T.eq(claude.tool_line({ name = "Mystery", input = { x = 1 } }), "Mystery")
+  T.eq(claude.tool_line({ name = "Bash", input = "not a table" }), "Bash")
+  T.eq(claude.tool_line({ name = 42 }), nil)
+  local long = claude.tool_line({ name = "Bash", input = { command = ("é"):rep(150) } })
+  T.eq(#long, #"Bash " + claude.TOOL_ARG_MAX + #"...", "cut at a character boundary")
+  T.eq(utf8.len(long) ~= nil, true, "still UTF-8")
+end)
+
+T.test("a long tool argument is cut before a character it would split", function()
+  local line = claude.tool_line({ name = "Bash", input = { command = "x" .. ("é"):rep(150) } })
+  T.eq(#line, #"Bash " + claude.TOOL_ARG_MAX - 1 + #"...")
+  T.eq(utf8.len(line) ~= nil, true, "still UTF-8")
+end)

@@ -19,7 +19,8 @@ return {
     argv.timeout = 900
     local r, err = raymond.exec(argv)
     if not r then
-      return { transition = { tag = "goto", target = "IMPLEMENT", input = "the tests could not run: " .. err } }
+      return { transition = { tag = "goto", target = "IMPLEMENT", input = "the tests could not run: " .. err },
+               reason = "the tests could not run" }
     end
     if r.code == 0 then
       raymond.log("tests pass")
@@ -27,6 +28,7 @@ return {
     end
     raymond.log("tests fail (exit " .. tostring(r.code) .. "); back to IMPLEMENT")
     local out = (r.stdout .. r.stderr):sub(-3000)
-    return { transition = { tag = "goto", target = "IMPLEMENT", input = "The tests fail:\n" .. out } }
+    return { transition = { tag = "goto", target = "IMPLEMENT", input = "The tests fail:\n" .. out },
+             reason = "the tests fail (exit " .. tostring(r.code) .. ")" }
   end,
 }

@@ -122,8 +122,11 @@ local function spawn(run, agent, inv, turn)
   }
   local argv = claude.argv(spec)
   local reader = claude.reader(not console.quiet and function(t)
-    for line in t:gmatch("[^\n]+") do console.progress("[%s] %s", agent.id, line) end
-  end or nil, function(usd) run:saw(entry, usd) end)
+    for line in t:gmatch("[^\n]+") do console.activity(agent.id, line) end
+  end or nil, function(usd) run:saw(entry, usd) end, not console.quiet and function(block)
+    local line = claude.tool_line(block, agent.cwd)
+    if line then console.activity(agent.id, line) end
+  end or nil)
   local res, step = executor.run(run, {
     argv = argv, stdin = inv.prompt, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line, lines_max = claude.LINE_MAX,
     name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt },
@@ -244,7 +247,7 @@ function M.run(run, agent)
     -- A reply's <print> text shows once, as a script's does, whatever
     -- becomes of the reply; a reply whose tags do not parse prints nothing.
     local parsed, printed = raymond.parse_tags(out.text)
-    if parsed then console.print(printed) end
+    if parsed then console.print(printed, agent.id) end
     if out.kind == "budget" then
       return states.error(out.msg .. " before it finished", nil, "raise --budget, then: raymond --resume " .. rec.id)
     end

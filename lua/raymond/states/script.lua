@@ -105,7 +105,7 @@ function M.run(run, agent)
   local res, step = executor.run(run, {
     argv = { "bash", file }, env = env, cwd = agent.cwd,
     timeout = run.rec.launch.timeout, tags = true, name = agent.id .. "_" .. agent.state,
-    input = agent.input,
+    input = agent.input, prints = console.prints(agent.id),
   })
   if input_path then os.remove(input_path) end
   if step then
