@@ -146,9 +146,11 @@ local function scan_tags(s, line_of, one_line)
   return found
 end
 
--- Whether a name written in a tag is computed when the state runs.
-local function computed(name)
-  return name:find("[$`]") ~= nil or name:find("{{", 1, true) ~= nil
+-- Whether a name written in a tag is computed when the state runs: a
+-- shell expansion or escape in a script, a placeholder in a prompt.
+local function computed(name, script)
+  if script and name:find("[$`\\]") then return true end
+  return name:find("{{", 1, true) ~= nil
 end
 
 -- ----------------------------------------------------------------- edges
@@ -165,7 +167,7 @@ local function resolve_into(wf, edge, key, raw)
   if raw == nil then return end
   raw = trim(raw)
   edge["raw_" .. key] = raw
-  if computed(raw) then
+  if computed(raw, edge.script) then
     edge.dynamic = true
     return
   end
@@ -185,8 +187,8 @@ end
 
 -- The edge of one tag (written in the text, or an allowed_transitions
 -- entry shaped as a tag).
-local function tag_edge(wf, t, line, from)
-  local e = { tag = t.name, line = line, via = "tag", from = from }
+local function tag_edge(wf, t, line, from, script)
+  local e = { tag = t.name, line = line, via = "tag", from = from, script = script }
   if t.name == "result" then
     local payload = t.body and trim(t.body)
     if payload and payload ~= "" and #payload <= 40 and not payload:find("\n") then e.label = payload end
@@ -309,7 +311,7 @@ end
 -- The body tags of `st` with their fork attribute `next` and so on made
 -- into edges, then its frontmatter's.
 local function build_edges(wf, st)
-  for _, t in ipairs(st.tags) do add_edge(wf, st, tag_edge(wf, t, t.line, "body")) end
+  for _, t in ipairs(st.tags) do add_edge(wf, st, tag_edge(wf, t, t.line, "body", st.kind == "script")) end
   local fm = st.frontmatter
   if not fm then return end
   if type(fm.allowed_transitions) == "table" then allowed_edges(wf, st, fm.allowed_transitions) end

@@ -78,7 +78,11 @@ M.options = {
   { name = "no-debug", key = "debug", value = false,
     help = "keep no per-step record in .raymond/debug/" },
   { name = "json", key = "json",
-    help = "print the run's whole state as JSON, as a resume would\nread it" },
+    help = "print JSON (status: the run's whole state, as a resume\nwould read it; lint: the findings)" },
+  { name = "level", key = "level", arg = "LEVEL", one_of = { "info", "warning", "error" },
+    help = "show findings of this severity and above: info,\nwarning (the default) or error" },
+  { name = "no-lint", key = "no_lint",
+    help = "start without the error checks of raymond lint" },
   { name = "resume", key = "resume", arg = "ID", command = "resume",
     help = "continue a run that failed, stopped or was killed" },
   { name = "list", command = "list", help = "list runs with their status" },
@@ -258,6 +262,9 @@ local function parse_old(args, opts)
   end
   if opts.json and opts.command ~= "status" then
     return fail("--json goes with --status", "raymond --status ID --json")
+  end
+  if opts.level then
+    return fail("--level goes with raymond lint", "raymond lint WORKFLOW --level " .. opts.level)
   end
   if opts.command == "resume" and opts.input then
     return fail("--input cannot go with --resume: a resumed state keeps its own input")
