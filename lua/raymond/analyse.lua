@@ -147,9 +147,10 @@ local function scan_tags(s, line_of, one_line)
 end
 
 -- Whether a name written in a tag is computed when the state runs: a
--- shell expansion or escape in a script, a placeholder in a prompt.
+-- shell expansion, escape or printf format in a script, a placeholder in
+-- a prompt.
 local function computed(name, script)
-  if script and name:find("[$`\\]") then return true end
+  if script and name:find("[$`\\%%]") then return true end
   return name:find("{{", 1, true) ~= nil
 end
 

@@ -202,6 +202,9 @@ local function literal_decisions(wf, fn)
   return found, f
 end
 
+-- fn(file, event, decision, line, lenient) for each literal decision;
+-- `lenient` when the file says on_error = "warn", so that a run reports
+-- a bad decision of it and goes on.
 local function each_literal_decision(wf, fn)
   if not wf.hooks.set then return end
   for _, file in ipairs(wf.hooks.set.files) do
@@ -210,7 +213,7 @@ local function each_literal_decision(wf, fn)
     table.sort(names)
     for _, event in ipairs(names) do
       local list, f = literal_decisions(wf, file.handlers[event])
-      for _, item in ipairs(list) do fn(f, event, item.decision, item.line) end
+      for _, item in ipairs(list) do fn(f, event, item.decision, item.line, file.on_error == "warn") end
     end
   end
 end
@@ -290,22 +293,38 @@ local function each_tag_attrs(st, fn)
   end
 end
 
+-- What bad_attrs() finds in the tags of each state, found once for the
+-- two checks that report it: { {kind, line, message} ... } by state.
+local attr_findings = setmetatable({}, { __mode = "k" })
+
 -- Reports the attributes of every tag of `wf` that bad_attrs() finds,
 -- of kind `which` ("cd" or "other").
 local function attr_check(wf, add, which)
   for _, st in ipairs(wf.states) do
-    each_tag_attrs(st, function(name, attrs, line)
-      bad_attrs(name, attrs, function(kind, msg)
-        if kind == which then add(file_of(wf, st), line, msg) end
+    local found = attr_findings[st]
+    if not found then
+      found = {}
+      each_tag_attrs(st, function(name, attrs, line)
+        bad_attrs(name, attrs, function(kind, msg) found[#found + 1] = { kind, line, msg } end)
       end)
-    end)
+      attr_findings[st] = found
+    end
+    for _, f in ipairs(found) do
+      if f[1] == which then add(file_of(wf, st), f[2], f[3]) end
+    end
   end
 end
 
--- The single entry of a policy, when it is to be taken without a tag.
+-- The single entry of a policy, when it is to be taken without a tag
+-- (false when there is none), parsed once per frontmatter.
+local implicit_of = setmetatable({}, { __mode = "k" })
+
 local function implicit(wf, fm)
-  local pol = policy.parse(without(fm, { effort = "string", force_implicit = "boolean" }), "", hook_fields(wf))
-  return pol and policy.implicit_entry(pol)
+  if implicit_of[fm] == nil then
+    local pol = policy.parse(without(fm, { effort = "string", force_implicit = "boolean" }), "", hook_fields(wf))
+    implicit_of[fm] = pol and policy.implicit_entry(pol) or false
+  end
+  return implicit_of[fm]
 end
 
 -- ---------------------------------------------------------------- checks
@@ -339,9 +358,9 @@ M.checks = {
     check = function(wf, add)
       for _, st in ipairs(wf.states) do
         if st.read_error then add(file_of(wf, st), nil, st.read_error) end
-        -- The parser counts the lines of the YAML, after the opening ---.
+        -- The parser counts the file's lines, the opening --- as line 1.
         local n = st.fm_error and tonumber(st.fm_error:match("^frontmatter line (%d+)"))
-        if st.fm_error then add(file_of(wf, st), n and n + 1 or 1, st.fm_error) end
+        if st.fm_error then add(file_of(wf, st), n or 1, st.fm_error) end
       end
     end,
   },
@@ -536,7 +555,9 @@ M.checks = {
     fix = "correct the file (the message names the line); see docs/hooks.md",
     check = function(wf, add)
       local e = wf.hooks.error
-      if e then add(e.file, tonumber(e.msg:match(":(%d+):")), e.msg) end
+      -- The first line: a traceback says where in raymond, not in the file.
+      local msg = e and e.msg:match("^[^\n]*")
+      if e then add(e.file, tonumber(msg:match(":(%d+):")), msg) end
     end,
   },
   {
@@ -545,7 +566,8 @@ M.checks = {
       .. "without a tag or to a state the workflow lacks",
     fix = "correct the decision (docs/hooks.md lists each event's fields)",
     check = function(wf, add)
-      each_literal_decision(wf, function(f, event, d, line)
+      each_literal_decision(wf, function(f, event, d, line, lenient)
+        if lenient then return end
         local where = f.name .. ":" .. line
         local ok, err = events.check(event, d, where)
         if not ok then
@@ -702,13 +724,17 @@ M.checks = {
   },
   {
     id = "hook-decision-field", severity = "warning",
-    what = "a handler returns a literal decision with a field the event does not take; it is ignored",
+    what = "a handler returns a literal decision with a field the event does not take, or a bad one "
+      .. "in a file with on_error = \"warn\"; it is ignored",
     fix = "remove the field, or handle the event that takes it (docs/hooks.md)",
     check = function(wf, add)
-      each_literal_decision(wf, function(f, event, d, line)
+      each_literal_decision(wf, function(f, event, d, line, lenient)
         local where = f.name .. ":" .. line
         local ok, warnings = events.check(event, d, where)
-        if not ok then return end
+        if not ok then
+          if not lenient then return end
+          warnings = { warnings .. " (the file says on_error = \"warn\": ignored)" }
+        end
         for _, w in ipairs(warnings) do
           add(f.name, line, (w:gsub("^" .. where:gsub("%p", "%%%0") .. ": ", "")))
         end
@@ -723,13 +749,11 @@ M.checks = {
       local vars = prompt_vars(wf)
       each_markdown(wf, function(st)
         if not st.body then return end
-        local base = st.line_of(st.body_pos) - 1
         local reported = {}
         for pos, name in st.body:gmatch("(){{([%w_]+)}}") do
           if not vars[name] and not reported[name] then
             reported[name] = true
-            local line = base + select(2, st.body:sub(1, pos):gsub("\n", "")) + 1
-            add(file_of(wf, st), line, string.format("{{%s}} is set by nothing: the model sees it as written", name))
+            add(file_of(wf, st), st.line_of(st.body_pos + pos - 1), string.format("{{%s}} is set by nothing: the model sees it as written", name))
           end
         end
       end)
