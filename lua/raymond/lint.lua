@@ -315,16 +315,24 @@ local function attr_check(wf, add, which)
   end
 end
 
--- The single entry of a policy, when it is to be taken without a tag
--- (false when there is none), parsed once per frontmatter.
-local implicit_of = setmetatable({}, { __mode = "k" })
+-- The policy of a frontmatter as raymond.policy reads it, but for the
+-- fields checks of their own look at, parsed once: the policy, or false
+-- and the error.
+local parsed_of = setmetatable({}, { __mode = "k" })
 
-local function implicit(wf, fm)
-  if implicit_of[fm] == nil then
-    local pol = policy.parse(without(fm, { effort = "string", force_implicit = "boolean" }), "", hook_fields(wf))
-    implicit_of[fm] = pol and policy.implicit_entry(pol) or false
+local function parsed(wf, fm)
+  if parsed_of[fm] == nil then
+    local pol, err = policy.parse(without(fm, { effort = "string", force_implicit = "boolean" }), "",
+      hook_fields(wf))
+    parsed_of[fm] = pol and { pol } or { false, err }
   end
-  return implicit_of[fm]
+  return table.unpack(parsed_of[fm])
+end
+
+-- The single entry of a policy, when it is to be taken without a tag.
+local function implicit(wf, fm)
+  local pol = parsed(wf, fm)
+  return pol and policy.implicit_entry(pol)
 end
 
 -- ---------------------------------------------------------------- checks
@@ -372,8 +380,7 @@ M.checks = {
     check = function(wf, add)
       each_markdown(wf, function(st)
         if not st.frontmatter then return end
-        local _, err = policy.parse(without(st.frontmatter, { effort = "string", force_implicit = "boolean" }),
-          "", hook_fields(wf))
+        local _, err = parsed(wf, st.frontmatter)
         if type(err) == "string" then
           local field = err:match("field '([^']+)'") or (err:find("allowed_transitions", 1, true)
             and "allowed_transitions") or (err:find("timeout", 1, true) and "timeout")
@@ -825,6 +832,22 @@ function M.run(wf, only)
     end
   end
   return diags
+end
+
+-- Those a run of `wf` can meet: none in a state no transition from the
+-- entry reaches (a README.md, a state kept for later), which a run never
+-- loads.
+function M.reachable_only(wf, diags)
+  local seen = reachable(wf, graph(wf))
+  if not seen then return diags end
+  local out = {}
+  for _, d in ipairs(diags) do
+    local name = d.file:sub(#wf.path + 2)
+    if d.file:sub(1, #wf.path + 1) ~= wf.path .. "/" or not wf.by_name[name] or seen[name] then
+      out[#out + 1] = d
+    end
+  end
+  return out
 end
 
 -- By file, then line (the workflow's own lines first), then severity and check.

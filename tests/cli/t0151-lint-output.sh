@@ -142,6 +142,15 @@ test_expect_success 'warnings do not stop a run, and are not printed by it' '
 	calls 1
 '
 
+test_expect_success 'an error in a state the run cannot reach does not stop it; lint reports it' '
+	printf "echo \"<result>ran</result>\"\n" | state START.sh &&
+	printf "Notes: end with <goto>SOMEWHERE</goto>\n" | state README.md &&
+	raymond wf --quiet >out &&
+	test "$(cat out)" = ran &&
+	expect_status 1 raymond lint wf >out &&
+	grep -q "^wf/README.md:1: error: .*\[missing-target\]$" out
+'
+
 test_expect_success '--no-lint starts it anyway; the run fails on its own terms' '
 	use_fake &&
 	printf "MOCK: reply <goto>NOPE</goto>\nThen <goto>NOPE</goto>\n" | state START.md &&

@@ -79,8 +79,9 @@ function M.main(opts)
   return lint.errors(diags) > 0 and 1 or 0
 end
 
--- The checks a run makes before it starts: the errors, but not those the
--- engine reports itself in its own words (no or two entry states).
+-- The checks a run makes before it starts: the errors in what the run can
+-- meet (not in states it cannot reach), but not those the engine reports
+-- itself in its own words (no or two entry states).
 local ENGINE_REPORTS = { ["no-entry-point"] = true, ["ambiguous-entry-point"] = true }
 
 -- Returns true when the run may start.  A WORKFLOW that cannot be read is
@@ -88,7 +89,7 @@ local ENGINE_REPORTS = { ["no-entry-point"] = true, ["ambiguous-entry-point"] = 
 function M.check_before_run(opts)
   local wf = load(opts)
   if not wf then return true end
-  local diags = lint.run(wf, "error")
+  local diags = lint.reachable_only(wf, lint.run(wf, "error"))
   analyse.close(wf)
   local errors = {}
   for _, d in ipairs(diags) do
