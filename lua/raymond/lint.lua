@@ -75,7 +75,7 @@ local function without(meta, keys)
   return copy
 end
 
-local function hook_fields(wf) return wf.hooks.set and wf.hooks.set.frontmatter or {} end
+local function hook_fields(wf) return wf.hooks.frontmatter or {} end
 
 -- Words of `s` that name a state (file name or stem), in a set.
 local function mentions(wf, s, into)
