@@ -165,13 +165,13 @@ local function listed_scope(path, files)
   return { path = path, has = function(_, name) return files[name] == true end }
 end
 
--- Resolve `raw` (a name as written) into edge fields `key`, `raw_key`,
--- `key_error`.
-local function resolve_into(wf, edge, key, raw)
+-- Resolve `raw` (a name as written, in a script when `script`) into edge
+-- fields `key`, `raw_key`, `key_error`.
+local function resolve_into(wf, edge, key, raw, script)
   if raw == nil then return end
   raw = trim(raw)
   edge["raw_" .. key] = raw
-  if computed(raw, edge.script) then
+  if computed(raw, script) then
     edge.dynamic = true
     return
   end
@@ -197,19 +197,19 @@ end
 -- The edge of one tag (written in the text, or an allowed_transitions
 -- entry shaped as a tag).
 local function tag_edge(wf, t, line, from, script)
-  local e = { tag = t.name, line = line, via = "tag", from = from, script = script }
+  local e = { tag = t.name, line = line, via = "tag", from = from }
   if t.name == "result" then
     local payload = t.body and trim(t.body)
     if payload and payload ~= "" and #payload <= 40 and not payload:find("\n") then e.label = payload end
     return e
   end
   if t.body ~= nil then
-    resolve_into(wf, e, "target", t.body)
+    resolve_into(wf, e, "target", t.body, script)
     e.raw = e.raw_target
     e.error = e.target_error
   end
-  resolve_into(wf, e, "ret", t.attrs["return"])
-  resolve_into(wf, e, "next", t.attrs.next)
+  resolve_into(wf, e, "ret", t.attrs["return"], script)
+  resolve_into(wf, e, "next", t.attrs.next, script)
   return e
 end
 
