@@ -85,7 +85,11 @@ local function line_index(s)
   return function(pos)
     if not starts then
       starts = { 1 }
-      for p in s:gmatch("\n()") do starts[#starts + 1] = p end
+      local p = s:find("\n", 1, true)
+      while p do
+        starts[#starts + 1] = p + 1
+        p = s:find("\n", p + 1, true)
+      end
     end
     local lo, hi = 1, #starts
     while lo < hi do
@@ -101,6 +105,19 @@ end
 -- The transition tags raymond runs, by name.
 local TAG = tags.by_name
 
+-- The next opening of a transition tag in `s` from byte `pos`: its start
+-- and name.  Found by a plain search for "<", which is far cheaper than a
+-- pattern tried at every byte.
+local function next_open(s, pos)
+  while true do
+    local start = s:find("<", pos, true)
+    if not start then return nil end
+    local name = s:match("^(%a+)[%s>]", start + 1)
+    if name and TAG[name] then return start, name end
+    pos = start + 1
+  end
+end
+
 local function parse_attrs(s)
   local attrs = {}
   if s == "" then return attrs end
@@ -115,11 +132,7 @@ end
 -- opening was prose ("end with a <goto> tag: <goto>NEXT</goto>").
 local function opens_tag(body, one_line)
   if one_line and body:find("\n", 1, true) then return true end
-  if not body:find("<", 1, true) then return false end
-  for name in body:gmatch("<(%a+)[%s>]") do
-    if TAG[name] then return true end
-  end
-  return false
+  return next_open(body, 1) ~= nil
 end
 
 -- Every transition tag written in `s` from byte `pos` on, with its line:
@@ -129,20 +142,18 @@ end
 local function scan_tags(s, pos, line_of, one_line)
   local found = {}
   while true do
-    local start, _, name = s:find("<(%a+)[%s>]", pos)
+    local start, name = next_open(s, pos)
     if not start then break end
     pos = start + 1
-    if TAG[name] then
-      local close = s:find(">", start + #name + 1, true)
-      if close then
-        local attr_text = s:sub(start + #name + 1, close - 1)
-        local body_end, after = s:find("</" .. name .. ">", close + 1, true)
-        if body_end and not opens_tag(s:sub(close + 1, body_end - 1), one_line) then
-          if one_line then attr_text = attr_text:gsub("\\([\"'])", "%1") end
-          found[#found + 1] = { name = name, attrs = parse_attrs(attr_text),
-            body = s:sub(close + 1, body_end - 1), line = line_of(start) }
-          pos = after + 1
-        end
+    local close = s:find(">", start + #name + 1, true)
+    if close then
+      local attr_text = s:sub(start + #name + 1, close - 1)
+      local body_end, after = s:find("</" .. name .. ">", close + 1, true)
+      if body_end and not opens_tag(s:sub(close + 1, body_end - 1), one_line) then
+        if one_line then attr_text = attr_text:gsub("\\([\"'])", "%1") end
+        found[#found + 1] = { name = name, attrs = parse_attrs(attr_text),
+          body = s:sub(close + 1, body_end - 1), line = line_of(start) }
+        pos = after + 1
       end
     end
   end
@@ -305,10 +316,13 @@ local function read_state(wf, name)
     st.body_pos = #source - #st.body + 1
     if st.body_pos > 1 then
       st.fm_text = source:sub(1, st.body_pos - 1)
-      local fm_text = st.fm_text
+      local fm_text, lines = st.fm_text, {}
       st.fm_line = function(key)
-        local pos = fm_text:find("\n" .. key .. "%s*:")
-        return pos and st.line_of(pos + 1)
+        if lines[key] == nil then
+          local pos = fm_text:find("\n" .. tostring(key):gsub("%p", "%%%0") .. "%s*:")
+          lines[key] = pos and st.line_of(pos + 1) or false
+        end
+        return lines[key] or nil
       end
     end
     st.tags = scan_tags(source, st.body_pos, st.line_of)

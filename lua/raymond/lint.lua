@@ -759,11 +759,15 @@ M.checks = {
       each_markdown(wf, function(st)
         if not st.body then return end
         local reported = {}
-        for pos, name in st.body:gmatch("(){{([%w_]+)}}") do
-          if not vars[name] and not reported[name] then
+        local pos = st.body:find("{{", 1, true)
+        while pos do
+          local name = st.body:match("^([%w_]+)}}", pos + 2)
+          if name and not vars[name] and not reported[name] then
             reported[name] = true
-            add(file_of(wf, st), st.line_of(st.body_pos + pos - 1), string.format("{{%s}} is set by nothing: the model sees it as written", name))
+            add(file_of(wf, st), st.line_of(st.body_pos + pos - 1),
+              string.format("{{%s}} is set by nothing: the model sees it as written", name))
           end
+          pos = st.body:find("{{", pos + 2, true)
         end
       end)
     end,

@@ -37,13 +37,7 @@ exit status: 0 no error (warnings allowed), 1 an error found, or WORKFLOW
 cannot be read]]
 
 -- The model of opts.workflow as a run with these options would load it.
--- The model is one structure that lives as long as the checks, which
--- make small garbage: letting the heap grow to four times what lives
--- before each collection (not twice) spares the collector going through
--- the model again and again, a quarter of lint's time on 1000 states.  A
--- run sets its own pace when it starts.
 local function load(opts)
-  collectgarbage("incremental", 400, 100)
   local extra = {}
   for i, path in ipairs(opts.hooks or {}) do
     extra[i] = path:sub(1, 1) == "/" and path or (opts.cwd .. "/" .. path)
