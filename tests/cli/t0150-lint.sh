@@ -226,6 +226,9 @@ test_expect_success 'unknown-field: a frontmatter field nothing reads' '
 	printf -- "---\nmax_visit: 3\n---\n<result>x</result>\n" | state START.md &&
 	finds unknown-field 0 &&
 	grep -qx "wf/START.md:2: warning: unknown frontmatter field .max_visit. (ignored) \[unknown-field\]" out &&
+	printf -- "---\nmodel: haiku\nmax-visits: 3\n---\n<result>x</result>\n" | state START.md &&
+	finds unknown-field 0 &&
+	grep -q "^wf/START.md:3: warning: unknown frontmatter field .max-visits." out &&
 	printf -- "---\nmax_visits: 3\n---\n<result>x</result>\n" | state START.md &&
 	lacks unknown-field
 '
