@@ -119,7 +119,8 @@ local function graph(wf)
   return g
 end
 
-local function reach(g, roots, edges)
+-- The states reached from `roots` along `edges` (name -> set of names).
+local function reach(roots, edges)
   local seen, queue = {}, {}
   for name in pairs(roots) do
     if not seen[name] then seen[name] = true; queue[#queue + 1] = name end
@@ -147,7 +148,7 @@ local function reachable(wf, g)
   for _, f in ipairs(wf.hooks.files) do
     if f.own then mentions(wf, f.source, roots) end
   end
-  g.reachable = reach(g, roots, g.succ)
+  g.reachable = reach(roots, g.succ)
   return g.reachable
 end
 
@@ -164,7 +165,7 @@ local function ends(g)
   local roots = {}
   for name in pairs(g.result) do roots[name] = true end
   for name in pairs(g.unknown) do roots[name] = true end
-  g.ends = reach(g, roots, back)
+  g.ends = reach(roots, back)
   return g.ends
 end
 
@@ -173,8 +174,9 @@ end
 -- The decision tables a handler of the workflow's own hook files returns
 -- as literals (`return { continue = false, stopReason = "..." }`), each
 -- with its line: evaluated with no globals and within a hook call's
--- limits, so any that reads a variable or calls a function is left out.  A handler holding a function of its
--- own is left out whole, since its returns may be that function's.
+-- limits, so any that reads a variable or calls a function is left out.
+-- A handler holding a function of its own is left out whole, since its
+-- returns may be that function's.
 local function literal_decisions(wf, fn)
   local info = debug.getinfo(fn, "S")
   local f
@@ -190,15 +192,13 @@ local function literal_decisions(wf, fn)
   local src = table.concat(lines, "\n")
   local found = {}
   if select(2, src:gsub("%f[%w_]function%f[^%w_]", "")) > 1 then return found, f end
-  local line_of = 0
   for pos, ctor in src:gmatch("()%f[%w_]return%s*(%b{})") do
     local chunk = load("return " .. ctor, "=decision", "t", {})
     local ok, d = false, nil
     -- Within a hook call's limits: ("x"):rep(2^40) is an expression too.
     if chunk then ok, d = raymond.limited_call(chunk, nil, hooks.instructions, hooks.seconds) end
     if ok and type(d) == "table" then
-      line_of = info.linedefined + select(2, src:sub(1, pos):gsub("\n", ""))
-      found[#found + 1] = { decision = d, line = line_of }
+      found[#found + 1] = { decision = d, line = info.linedefined + select(2, src:sub(1, pos):gsub("\n", "")) }
     end
   end
   return found, f
