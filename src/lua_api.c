@@ -399,8 +399,9 @@ api_append_file(lua_State *L)
 
 /*
  * raymond.stat(path [, nofollow]) -> "file" | "dir" | "link" | "other" | nil,
- * then the bytes it takes on disk (its blocks) and its modification time
- * in seconds since the epoch.  Symbolic links are followed unless
+ * then the bytes it takes on disk (its blocks), its modification time in
+ * seconds since the epoch, and its permission bits (07777, e.g. for lint's
+ * check of a script's run bit).  Symbolic links are followed unless
  * `nofollow` is true; then a link is "link".
  */
 static int
@@ -424,7 +425,8 @@ api_stat(lua_State *L)
 		lua_pushliteral(L, "other");
 	lua_pushinteger(L, (lua_Integer)st.st_blocks * 512);
 	lua_pushnumber(L, (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
-	return 3;
+	lua_pushinteger(L, (lua_Integer)(st.st_mode & 07777));
+	return 4;
 }
 
 /* raymond.realpath(path) -> absolute path | nil, message */

@@ -78,11 +78,15 @@ M.options = {
   { name = "no-debug", key = "debug", value = false,
     help = "keep no per-step record in .raymond/debug/" },
   { name = "json", key = "json",
-    help = "print it as JSON (status: the run's whole state, as a\nresume would read it)" },
+    help = "print it as JSON (status: the run's whole state, as a\nresume would read it; lint: the findings)" },
   { name = "no-config", key = "no_config",
     help = "read no config file (.raymond/config.yaml, the user's)" },
   { name = "user", key = "user",
     help = "write the user's config file instead of the project's" },
+  { name = "level", key = "level", arg = "LEVEL", one_of = { "info", "warning", "error" },
+    help = "show findings of this severity and above: info,\nwarning (the default) or error" },
+  { name = "no-lint", key = "no_lint",
+    help = "start without the error checks of raymond lint" },
   { name = "resume", key = "resume", arg = "ID", command = "resume",
     help = "continue a run that failed, stopped or was killed" },
   { name = "list", command = "list", help = "list runs with their status" },
@@ -281,6 +285,9 @@ local function parse_old(args, opts)
   end
   if opts.user and opts.command ~= "init-config" then
     return fail("--user goes with --init-config", "raymond init-config --user")
+  end
+  if opts.level then
+    return fail("--level goes with raymond lint", "raymond lint WORKFLOW --level " .. opts.level)
   end
   if opts.command == "resume" and opts.input then
     return fail("--input cannot go with --resume: a resumed state keeps its own input")

@@ -20,7 +20,7 @@ M.args = {
 M.extra_hint = "give one WORKFLOW; quote --input text that has spaces"
 
 M.flags = {
-  { "run options", "input", "workflow-id", "timeout", "max-parallel", "max-agents", "allow-cd" },
+  { "run options", "input", "workflow-id", "timeout", "max-parallel", "max-agents", "allow-cd", "no-lint" },
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,
@@ -33,7 +33,9 @@ one, or one state file.  The run gets an id, is saved in .raymond/ at the
 project root after every step, and can be continued with raymond resume ID
 if it fails, stops or is killed.  A workflow folder named like a command
 runs with raymond run NAME or raymond ./NAME.  Options not given take their
-values from the config files (raymond help config).
+values from the config files (raymond help config).  Before it starts, the
+error checks of raymond lint run; a workflow with an error is not started
+(--no-lint starts it anyway).
 
 exit status: 0 completed (or stopped by a hook), 1 error, 130 interrupted]]
 
@@ -63,6 +65,7 @@ function M.main(opts)
   if dsp.value and dsp.source ~= "command line" then
     console.progress("raymond: dangerously_skip_permissions is on (%s)", dsp.source)
   end
+  if not opts.no_lint and not require("raymond.commands.lint").check_before_run(opts) then return 1 end
   local run, err = require("raymond.engine").start(opts)
   if run then return nil, run end
   local hint = err.hint or (opts.implied and typo_hint(opts.workflow))
