@@ -177,7 +177,7 @@ local function limited(fn, arg)
   return ok, v, why
 end
 
-local function check_fields(name, t)
+local function check_fields(name, t, warn)
   local file = { name = name, handlers = {}, on_error = "stop", frontmatter = {} }
   for k, v in pairs(t) do
     if k == "on_error" then
@@ -197,7 +197,7 @@ local function check_fields(name, t)
         file.frontmatter[field] = ty
       end
     elseif not events.by_name[k] then
-      console.warn("hook file %s: unknown event '%s' (ignored)", name, tostring(k))
+      warn(name, string.format("hook file %s: unknown event '%s' (ignored)", name, tostring(k)))
     elseif type(v) ~= "function" then
       return nil, string.format("hook file %s: handler for %s must be a function, got %s", name, k, type(v))
     else
@@ -209,7 +209,7 @@ end
 
 -- Load one hook file.  Returns {name=, handlers=, on_error=, frontmatter=}
 -- or nil and a message.
-local function load_one(name, source, api)
+local function load_one(name, source, api, warn)
   local chunk, err = load(source, "@" .. name, "t", room(api))
   if not chunk then
     return nil, string.format("hook file %s does not load: %s", name, err)
@@ -222,15 +222,20 @@ local function load_one(name, source, api)
     return nil, string.format("hook file %s must return a table of handlers keyed by event name, "
       .. "got %s", name, type(t))
   end
-  return check_fields(name, t)
+  return check_fields(name, t, warn)
 end
 
--- files: list of {name=, source=}.  Returns a hook set or nil and a message.
-function M.load(files, api)
+-- A warning of a loaded file, shown on stderr unless the caller takes it.
+local function show_warning(_, msg) console.warn("%s", msg) end
+
+-- files: list of {name=, source=}.  Returns a hook set, or nil, a message
+-- and the name of the file that failed.  `warn(file, message)` takes the
+-- warnings (default: shown on stderr).
+function M.load(files, api, warn)
   local set = { files = {}, frontmatter = {}, handled = {} }
   for _, f in ipairs(files) do
-    local h, err = load_one(f.name, f.source, api)
-    if not h then return nil, err end
+    local h, err = load_one(f.name, f.source, api, warn or show_warning)
+    if not h then return nil, err, f.name end
     set.files[#set.files + 1] = h
     for field, ty in pairs(h.frontmatter) do set.frontmatter[field] = ty end
     for name in pairs(h.handlers) do set.handled[name] = true end
