@@ -79,6 +79,10 @@ M.options = {
     help = "keep no per-step record in .raymond/debug/" },
   { name = "json", key = "json",
     help = "print the run's whole state as JSON, as a resume would\nread it" },
+  { name = "html", key = "html",
+    help = "write an HTML page that draws the diagram, needing no\nnetwork, instead of Mermaid text" },
+  { name = "output", key = "output", arg = "FILE",
+    help = "write to FILE, replaced atomically, instead of stdout" },
   { name = "resume", key = "resume", arg = "ID", command = "resume",
     help = "continue a run that failed, stopped or was killed" },
   { name = "list", command = "list", help = "list runs with their status" },
@@ -258,6 +262,9 @@ local function parse_old(args, opts)
   end
   if opts.json and opts.command ~= "status" then
     return fail("--json goes with --status", "raymond --status ID --json")
+  end
+  if opts.html or opts.output then
+    return fail("--html and --output go with raymond diagram", "raymond diagram PATH --html --output FILE")
   end
   if opts.command == "resume" and opts.input then
     return fail("--input cannot go with --resume: a resumed state keeps its own input")

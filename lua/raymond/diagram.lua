@@ -37,11 +37,30 @@ local function base_id(name)
   return "s_" .. name:gsub("[^A-Za-z0-9_]", "_")
 end
 
--- The text an edge is labelled with.
+-- The payload of a <result> edge worth showing: one allowed_transitions
+-- fixes (the only payloads the state may give).  A payload written in a
+-- prompt is an example ("<result>your reply</result>"), not a route.
+local function payload(e)
+  return e.from == "allowed_transitions" and e.label or nil
+end
+
+-- The text an edge is labelled with: its tag, and a fixed <result>
+-- payload; a hook's route says which answer or limit takes it.
 local function edge_text(e)
-  if e.via == "hook" then return e.label or "hook" end
-  if e.tag == "fork" then return "fork" end
+  if e.via == "hook" then
+    if e.from == "evaluate" and e.label then return "evaluate: " .. e.label end
+    return e.label or e.from or "hook"
+  end
+  if e.tag == "result" and payload(e) then return "result: " .. payload(e) end
   return e.tag
+end
+
+-- The state an edge's `key` ("target", "ret" or "next") names: the file
+-- it resolved to, else the name as written (a misspelt state, or one
+-- computed at run time), drawn as a missing state.
+local function name_of(e, key)
+  local raw = e["raw_" .. key]
+  return e[key] or (raw ~= "" and raw or nil)
 end
 
 -- The states reached from `seeds` by the moves that keep the call frame.
@@ -67,7 +86,8 @@ local function closure(seeds, moves)
 end
 
 -- For each state, the states the same agent, in the same call frame, can
--- be at next; and the calls, the fork workers and the <result> states.
+-- be at next; and the calls, the fork workers, and for each state with a
+-- <result> the labels of its return edges.
 local function moves_of(wf)
   local moves, calls, workers, results = {}, {}, {}, {}
   local function move(from, to)
@@ -79,15 +99,17 @@ local function moves_of(wf)
   for _, st in ipairs(wf.states) do
     for _, e in ipairs(st.edges) do
       if e.tag == "result" then
-        results[#results + 1] = st.name
+        results[st.name] = results[st.name] or {}
+        table.insert(results[st.name], payload(e) and "return: " .. payload(e) or "return")
       elseif e.tag == "fork" then
-        if e.target then workers[#workers + 1] = e.target end
-        move(st.name, e.next)
+        workers[#workers + 1] = name_of(e, "target")
+        move(st.name, name_of(e, "next"))
       elseif e.tag == "call" or e.tag == "function" then
-        if e.target and e.ret then calls[#calls + 1] = { caller = st.name, callee = e.target, ret = e.ret } end
-        move(st.name, e.ret)
+        local callee, ret = name_of(e, "target"), name_of(e, "ret")
+        if callee and ret then calls[#calls + 1] = { caller = st.name, callee = callee, ret = ret } end
+        move(st.name, ret)
       else
-        move(st.name, e.target)
+        move(st.name, name_of(e, "target"))
       end
     end
   end
@@ -126,7 +148,8 @@ function M.graph(wf)
   local missing = {}
   for _, st in ipairs(wf.states) do
     for _, e in ipairs(st.edges) do
-      for _, t in ipairs({ e.target, e.ret, e.next }) do
+      for _, key in ipairs({ "target", "ret", "next" }) do
+        local t = name_of(e, key)
         if t and not wf.by_name[t] then missing[t] = true end
       end
     end
@@ -156,9 +179,10 @@ function M.graph(wf)
     local from = ids[st.name]
     for _, e in ipairs(st.edges) do
       local style = e.via == "hook" and "hook" or "solid"
+      local target, next = name_of(e, "target"), name_of(e, "next")
       if e.tag == "fork" then
-        if e.target then add_edge(from, ids[e.target], edge_text(e), e.via == "hook" and "hook" or "worker") end
-        if e.next then add_edge(from, ids[e.next], "next", style) end
+        if target then add_edge(from, ids[target], edge_text(e), e.via == "hook" and "hook" or "worker") end
+        if next then add_edge(from, ids[next], "next", style) end
       elseif e.tag == "result" then
         -- A state no call reaches ends its agent, even when the entry
         -- does not reach it either: nothing else can happen to it.
@@ -166,8 +190,8 @@ function M.graph(wf)
           add_edge(from, END, edge_text(e), style)
           ends = true
         end
-      elseif e.target then
-        add_edge(from, ids[e.target], edge_text(e), style)
+      elseif target then
+        add_edge(from, ids[target], edge_text(e), style)
       end
     end
   end
@@ -175,16 +199,16 @@ function M.graph(wf)
   -- The return edges: from each <result> state a call reaches back to
   -- the call's return state; when none is known (a script's output, a
   -- missing target), from the call's target.
-  local emits = {}
-  for _, r in ipairs(results) do emits[r] = true end
   for _, c in ipairs(calls) do
     local found = {}
     for s in pairs(c.region) do
-      if emits[s] then found[#found + 1] = s end
+      if results[s] then found[#found + 1] = s end
     end
     table.sort(found)
-    if #found == 0 then found[1] = c.callee end
-    for _, s in ipairs(found) do add_edge(ids[s], ids[c.ret], "return", "solid") end
+    if #found == 0 then add_edge(ids[c.callee], ids[c.ret], "return", "solid") end
+    for _, s in ipairs(found) do
+      for _, text in ipairs(results[s]) do add_edge(ids[s], ids[c.ret], text, "solid") end
+    end
   end
 
   if ends then g.nodes[#g.nodes + 1] = { id = END, label = "end", kind = "end" } end

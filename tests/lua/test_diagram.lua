@@ -108,11 +108,14 @@ end)
 
 T.test("hook routes are dotted and labelled; reset is drawn", function()
   local e = edge_lines(mermaid(wf("1_START.md", {
-    ["1_START.md"] = { { tag = "goto", target = "DONE.sh", via = "hook", label = "evaluate: YES" },
+    ["1_START.md"] = { { tag = "goto", target = "DONE.sh", via = "hook", from = "evaluate", label = "YES" },
+                       { tag = "goto", target = "DONE.sh", via = "hook", from = "on_max_visits",
+                         label = "max_visits 3" },
                        { tag = "reset", target = "1_START.md" } },
     ["DONE.sh"] = {},
   })))
   has(e, 's_1_START_md -.->|"evaluate: YES"| s_DONE_sh')
+  has(e, 's_1_START_md -.->|"max_visits 3"| s_DONE_sh')
   has(e, 's_1_START_md -->|"reset"| s_1_START_md')
 end)
 
@@ -122,10 +125,27 @@ T.test("the same edge twice is drawn once", function()
   T.eq(n, 1)
 end)
 
-T.test("a target no file holds is drawn, marked missing", function()
-  local text = mermaid(wf("A.md", { ["A.md"] = { { tag = "goto", target = "GONE.md" } } }))
-  ok(text:find('\n  s_GONE_md%["GONE.md"%]\n'), text)
-  ok(text:find("\n  class s_GONE_md missing\n"), text)
+T.test("a target no file holds is drawn as written, marked missing", function()
+  local text = mermaid(wf("A.md", { ["A.md"] = {
+    { tag = "goto", raw_target = "GONE", target_error = "state 'GONE' not found" },
+    { tag = "call", target = "A.md", raw_ret = "$BACK" } } }))
+  ok(text:find('\n  s_GONE%["GONE"%]\n'), text)
+  ok(text:find('\n  s_GONE -->|"goto"| s_GONE\n', 1, true) == nil, "no edge from it")
+  ok(text:find('\n  s_A_md -->|"goto"| s_GONE\n', 1, true), text)
+  ok(text:find("\n  class s_GONE missing\n"), text)
+  ok(text:find('\n  s_A_md -->|"return"| s__BACK\n', 1, true), text)
+end)
+
+T.test("a result payload shows when allowed_transitions fixes it, not when a prompt shows one", function()
+  local e = edge_lines(mermaid(wf("A.md", {
+    ["A.md"] = { { tag = "function", target = "C.md", ret = "R.sh" } },
+    ["C.md"] = { { tag = "result", label = "YES", from = "allowed_transitions" },
+                 { tag = "result", label = "NO", from = "allowed_transitions" } },
+    ["R.sh"] = { { tag = "result", label = "your reply", from = "body" } },
+  })))
+  has(e, 's_C_md -->|"return: YES"| s_R_sh')
+  has(e, 's_C_md -->|"return: NO"| s_R_sh')
+  has(e, 's_R_sh -->|"result"| __end__')
 end)
 
 T.test("unsafe state names get safe, distinct ids and escaped labels", function()
@@ -167,7 +187,8 @@ local function review_loop()
     ["IMPLEMENT.md"] = { { tag = "goto", target = "CHECK.sh" } },
     ["CHECK.sh"] = { { tag = "goto", target = "REVIEW.md" } },
     ["REVIEW.md"] = { { tag = "goto", target = "IMPLEMENT.md" }, { tag = "goto", target = "COMMIT.md" },
-                      { tag = "goto", target = "COMMIT.md", via = "hook", label = "on_max_visits" } },
+                      { tag = "goto", target = "COMMIT.md", via = "hook", from = "on_max_visits",
+                        label = "max_visits 3" } },
     ["COMMIT.md"] = { { tag = "result" } },
     ["LOOP.sh"] = { { tag = "reset", target = "LOOP.sh" }, { tag = "result" } },
   })
