@@ -36,6 +36,20 @@ local function title(wf)
   return (wf.path:match("([^/]+)/*$") or wf.path):gsub("%.[zZ][iI][pP]$", "")
 end
 
+-- Write `text` to `out` (relative to `cwd`) so that a reader never sees
+-- half of it: a new file renamed over the old one.
+local function write(out, cwd, text)
+  local path = out:sub(1, 1) == "/" and out or cwd .. "/" .. out
+  local dir = path:match("^(.*)/[^/]*$")
+  if raymond.stat(path) == "dir" then
+    return nil, string.format("cannot write --output '%s': it is a folder", out)
+  end
+  if dir ~= "" and raymond.stat(dir) ~= "dir" then
+    return nil, string.format("cannot write --output '%s': folder '%s' does not exist", out, dir)
+  end
+  return raymond.write_atomic(path, text)
+end
+
 function M.main(opts)
   local wf, err = analyse.load(opts.workflow, opts.cwd)
   if not wf then
@@ -51,8 +65,7 @@ function M.main(opts)
     raymond.stdout(text)
     return 0
   end
-  local path = opts.output:sub(1, 1) == "/" and opts.output or opts.cwd .. "/" .. opts.output
-  local ok, werr = raymond.write_atomic(path, text)
+  local ok, werr = write(opts.output, opts.cwd, text)
   if not ok then
     console.error(werr, nil, "--output names the file to write, in a folder that exists")
     return 1
