@@ -29,7 +29,10 @@ local M = {}
 -- characters are about 7.8 px wide in the common fonts; 8 leaves room.
 local CHAR, NODE_H, LABEL_H = 8, 34, 18
 local NODE_SEP, DUMMY_SEP, LAYER_GAP, MARGIN = 28, 12, 16, 20
-local LOOP = 36 -- room a self-loop takes right of its node
+-- A self-loop is a curve out of its node's right side, its control
+-- points LOOP to the right, so it reaches 3/4 of that; its label follows.
+local LOOP = 36
+local LOOP_LABEL = LOOP * 0.75 + 6
 
 local function width_of(s)
   return (utf8.len(s) or #s) * CHAR
@@ -279,7 +282,7 @@ function M.layout(g)
       e.loop = true
       loops[e.from] = (loops[e.from] or 0) + 1
       local v = vs[e.from]
-      v.right = math.max(v.right, v.w / 2 + LOOP + width_of(ge.text) + 6)
+      v.right = math.max(v.right, v.w / 2 + LOOP_LABEL + width_of(ge.text) + 10)
     else
       table.insert(out[e.from], e)
     end
@@ -339,17 +342,20 @@ function M.layout(g)
     local v = vs[i]
     lay.nodes[i] = { node = v.node, x = v.x, y = v.y, w = v.w, h = v.h }
   end
+  local looped = {}
   for _, e in ipairs(edges) do
     local le = { edge = e.edge, from = e.from, to = e.to }
     if e.loop then
-      local v = vs[e.from]
+      -- Several loops on one node have their labels one under another.
+      local v, k = vs[e.from], looped[e.from] or 0
+      looped[e.from] = k + 1
       le.loop = true
-      local x, y = v.x + v.w / 2, v.y
-      le.points = { { x = x, y = y - 8 }, { x = x + LOOP, y = y - 14 }, { x = x + LOOP, y = y + 14 },
-                    { x = x, y = y + 8 } }
+      local x, y = v.x + v.w / 2, v.y - (loops[e.from] - 1) * LABEL_H / 2 + k * LABEL_H
+      le.points = { { x = x, y = y - 6 }, { x = x + LOOP, y = y - 12 }, { x = x + LOOP, y = y + 12 },
+                    { x = x, y = y + 6 } }
       if e.edge.text ~= "" then
         local w = width_of(e.edge.text) + 10
-        le.label = { x = x + LOOP + 4 + w / 2, y = y, w = w, h = LABEL_H }
+        le.label = { x = x + LOOP_LABEL + w / 2, y = y, w = w, h = LABEL_H }
       end
     else
       local pts = {}

@@ -190,7 +190,8 @@ local function review_loop()
                       { tag = "goto", target = "COMMIT.md", via = "hook", from = "on_max_visits",
                         label = "max_visits 3" } },
     ["COMMIT.md"] = { { tag = "result" } },
-    ["LOOP.sh"] = { { tag = "reset", target = "LOOP.sh" }, { tag = "result" } },
+    ["LOOP.sh"] = { { tag = "reset", target = "LOOP.sh" }, { tag = "goto", target = "LOOP.sh" },
+                    { tag = "result" } },
   })
 end
 
