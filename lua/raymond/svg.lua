@@ -104,6 +104,9 @@ local function ranks(n, dag)
   return rank
 end
 
+-- The number of crossings between adjacent layers: for the segments
+-- between two layers sorted by their upper end, the pairs whose lower
+-- ends come in the other order, counted with a Fenwick tree.
 local function crossings(layers, vs)
   local count = 0
   for l = 1, #layers - 1 do
@@ -111,10 +114,24 @@ local function crossings(layers, vs)
     for _, v in ipairs(layers[l]) do
       for _, w in ipairs(vs[v].down) do segs[#segs + 1] = { vs[v].order, vs[w].order } end
     end
-    for i = 1, #segs do
-      for j = i + 1, #segs do
-        if (segs[i][1] - segs[j][1]) * (segs[i][2] - segs[j][2]) < 0 then count = count + 1 end
+    table.sort(segs, function(a, b)
+      if a[1] ~= b[1] then return a[1] < b[1] end
+      return a[2] < b[2]
+    end)
+    local size, tree, seen = #layers[l + 1], {}, 0
+    for i = 1, size do tree[i] = 0 end
+    for _, seg in ipairs(segs) do
+      -- Segments already counted whose lower end is right of this one's.
+      local below, i = 0, seg[2]
+      while i > 0 do
+        below, i = below + tree[i], i - (i & -i)
       end
+      count = count + seen - below
+      i = seg[2]
+      while i <= size do
+        tree[i], i = tree[i] + 1, i + (i & -i)
+      end
+      seen = seen + 1
     end
   end
   return count

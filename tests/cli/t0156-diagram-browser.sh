@@ -39,7 +39,8 @@ for _ in 1 2 3 4 5; do
 	chromedriver --port="$port" >"$TEST_ROOT/chromedriver.log" 2>&1 &
 	driver_pid=$!
 	wait_until 60 sh -c "! kill -0 $driver_pid 2>/dev/null || curl -sf -m 5 http://127.0.0.1:$port/status | jq -e .value.ready" >/dev/null
-	if driver_ready; then break; fi
+	# Ready, and ours: not another program's on the same port.
+	if kill -0 "$driver_pid" 2>/dev/null && driver_ready; then break; fi
 	driver_pid=
 done
 if [ -z "$driver_pid" ]; then
