@@ -102,7 +102,8 @@ local function moves_of(wf)
         results[st.name] = results[st.name] or {}
         table.insert(results[st.name], payload(e) and "return: " .. payload(e) or "return")
       elseif e.tag == "fork" then
-        workers[#workers + 1] = name_of(e, "target")
+        local worker = name_of(e, "target")
+        if worker then workers[#workers + 1] = worker end
         move(st.name, name_of(e, "next"))
       elseif e.tag == "call" or e.tag == "function" then
         local callee, ret = name_of(e, "target"), name_of(e, "ret")

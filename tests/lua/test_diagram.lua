@@ -84,6 +84,22 @@ T.test("a call's target returns to the call's return state, not to the end", fun
   T.eq(e['s_S2_md -->|"result"| __end__'], nil, "S2 only returns")
 end)
 
+T.test("nested calls: each result returns to its own caller's return state", function()
+  local e = edge_lines(mermaid(wf("A.md", {
+    ["A.md"] = { { tag = "call", target = "B.md", ret = "R1.md" } },
+    ["B.md"] = { { tag = "call", target = "C.md", ret = "B2.md" } },
+    ["C.md"] = { { tag = "result" } },
+    ["B2.md"] = { { tag = "result" } },
+    ["R1.md"] = { { tag = "goto", target = "C.md" } },
+  })))
+  has(e, 's_C_md -->|"return"| s_B2_md')
+  has(e, 's_B2_md -->|"return"| s_R1_md')
+  T.eq(e['s_C_md -->|"return"| s_R1_md'], nil, "C returns to B2 only")
+  T.eq(e['s_B2_md -->|"result"| __end__'], nil, "B2 is only reached inside the call")
+  -- R1 goes to C at the top level, where C's result ends the agent.
+  has(e, 's_C_md -->|"result"| __end__')
+end)
+
 T.test("a function whose target's result is unknown returns from the target", function()
   local e = edge_lines(mermaid(wf("A.md", {
     ["A.md"] = { { tag = "function", target = "F.sh", ret = "B.md" } },
