@@ -19,7 +19,8 @@
 --   4. a few barycentre sweeps down and up reorder each layer, keeping
 --      the order with the fewest crossings;
 --   5. x positions follow the neighbours' mean, kept apart by the widths;
---   6. each edge is a polyline through its dummies, ending in an arrow.
+--   6. each edge runs through its dummies, rounded at each bend, and
+--      ends in an arrow.
 
 local diagram = require("raymond.diagram")
 
@@ -437,8 +438,14 @@ local function edge_svg(out, le, id_of)
     d = string.format("M%s %sC%s %s %s %s %s %s", f(p[1].x), f(p[1].y), f(p[2].x), f(p[2].y),
       f(p[3].x), f(p[3].y), f(p[4].x), f(p[4].y))
   else
-    local parts = {}
-    for i, pt in ipairs(p) do parts[i] = (i == 1 and "M" or "L") .. f(pt.x) .. " " .. f(pt.y) end
+    -- Straight between the midpoints of the segments, and a curve round
+    -- each bend, so an edge through several layers bends smoothly.
+    local function mid(a, b) return f((a.x + b.x) / 2) .. " " .. f((a.y + b.y) / 2) end
+    local parts = { "M" .. f(p[1].x) .. " " .. f(p[1].y), "L" .. mid(p[1], p[2]) }
+    for i = 2, #p - 1 do
+      parts[#parts + 1] = "Q" .. f(p[i].x) .. " " .. f(p[i].y) .. " " .. mid(p[i], p[i + 1])
+    end
+    parts[#parts + 1] = "L" .. f(p[#p].x) .. " " .. f(p[#p].y)
     d = table.concat(parts)
   end
   out[#out + 1] = string.format('<path d="%s" marker-end="url(#arrow)"/>', d)
