@@ -258,23 +258,27 @@ end
 -- spread along the side in the order of the points they come from.
 local function ports(edges, vs)
   local sides = {}
-  local function add(v, side, e, which, toward)
+  local function add(v, side, e, which, toward, index)
     local key = v .. side
     sides[key] = sides[key] or { v = v, side = side }
-    table.insert(sides[key], { e = e, which = which, toward = toward })
+    table.insert(sides[key], { e = e, which = which, toward = toward, index = index })
   end
-  for _, e in ipairs(edges) do
+  for i, e in ipairs(edges) do
     local p = e.points
     if not e.loop then
       local down = e.dy > 0
-      add(e.from, down and "bottom" or "top", e, 1, p[2])
-      add(e.to, down and "top" or "bottom", e, #p, p[#p - 1])
+      add(e.from, down and "bottom" or "top", e, 1, p[2], i)
+      add(e.to, down and "top" or "bottom", e, #p, p[#p - 1], i)
     end
   end
   for _, s in pairs(sides) do
     local v = vs[s.v]
-    table.sort(s, function(a, b) return a.toward.x < b.toward.x end)
-    local span = math.min(v.w, v.node and (v.node.kind == "start" or v.node.kind == "end") and 0 or v.w * 0.6)
+    table.sort(s, function(a, b)
+      if a.toward.x ~= b.toward.x then return a.toward.x < b.toward.x end
+      return a.index < b.index
+    end)
+    -- The start and end circles take every edge at their centre.
+    local span = (v.node.kind == "start" or v.node.kind == "end") and 0 or v.w * 0.6
     for i, port in ipairs(s) do
       local x = v.x - span / 2 + span * i / (#s + 1)
       local y = v.y + (s.side == "bottom" and v.h / 2 or -v.h / 2)
@@ -283,15 +287,9 @@ local function ports(edges, vs)
   end
 end
 
--- Lay out graph `g`: { width =, height =, nodes = {{node, x, y, w, h}},
--- edges = {{edge, points = {{x, y} ...}, label = {x, y, w, h} or nil,
--- loop = true for an edge from a node to itself}}, crossings = the
--- number of edge crossings between layers }.
-function M.layout(g)
-  local vs, index = vertices(g)
-  local n = #vs
-  local out = {}
-  for v = 1, n do out[v] = {} end
+-- The edges of `g` between vertices, with the self-loops apart: a loop
+-- widens its node on the right, for the curve and its label.
+local function edges_of(g, vs, index)
   local edges, loops = {}, {}
   for _, ge in ipairs(g.edges) do
     local e = { edge = ge, from = index[ge.from], to = index[ge.to] }
@@ -301,46 +299,56 @@ function M.layout(g)
       loops[e.from] = (loops[e.from] or 0) + 1
       local v = vs[e.from]
       v.right = math.max(v.right, v.w / 2 + LOOP_LABEL + width_of(ge.text) + 10)
-    else
-      table.insert(out[e.from], e)
     end
+  end
+  return edges, loops
+end
+
+-- Steps 1 and 2: each edge's top and bottom end once cycles are broken,
+-- and the layers of the nodes: node layers are even, label layers odd.
+-- The nodes start in the graph's order (the start, then states by name).
+local function layering(vs, edges)
+  local n, out, dag = #vs, {}, {}
+  for v = 1, n do out[v], dag[v] = {}, {} end
+  for _, e in ipairs(edges) do
+    if not e.loop then table.insert(out[e.from], e) end
   end
   local back = reversed_edges(n, out)
-  local dag = {}
-  for v = 1, n do dag[v] = {} end
   for _, e in ipairs(edges) do
     if not e.loop then
-      local a, b = e.from, e.to
-      if back[e] then a, b = b, a end
-      e.top, e.bottom, e.back = a, b, back[e] or false
-      table.insert(dag[a], b)
+      e.back = back[e] or false
+      e.top, e.bottom = e.from, e.to
+      if e.back then e.top, e.bottom = e.to, e.from end
+      table.insert(dag[e.top], e.bottom)
     end
   end
-  local rank = ranks(n, dag)
-  local layers = {}
-  local function put(v, r)
-    vs[v].rank = r
-    layers[r + 1] = layers[r + 1] or {}
-    table.insert(layers[r + 1], v)
+  local rank, layers = ranks(n, dag), {}
+  for v = 1, n do
+    vs[v].rank = 2 * rank[v]
+    layers[vs[v].rank + 1] = layers[vs[v].rank + 1] or {}
+    table.insert(layers[vs[v].rank + 1], v)
   end
-  -- Nodes in breadth-first order from the start, so the first ordering
-  -- already follows the flow.
-  for v = 1, n do put(v, 2 * rank[v]) end
+  return layers
+end
+
+-- Step 3: a dummy vertex on each layer an edge crosses; the one on the
+-- label layer next to where the edge starts carries its label.
+local function add_dummies(vs, edges, layers)
   for _, e in ipairs(edges) do
     if not e.loop then
       local chain = { e.top }
       local r1, r2 = vs[e.top].rank, vs[e.bottom].rank
-      -- The label goes on the label layer next to where the edge starts.
       local label_rank = e.back and r2 - 1 or r1 + 1
       for r = r1 + 1, r2 - 1 do
-        local d = { w = 0, h = 0, left = 4, right = 4, up = {}, down = {}, dummy = e }
+        local d = { w = 0, h = 0, left = 4, right = 4, up = {}, down = {}, rank = r }
         if r == label_rank and e.edge.text ~= "" then
           d.w, d.h = width_of(e.edge.text) + 10, LABEL_H
           d.left, d.right = d.w / 2, d.w / 2
           e.label_vertex = #vs + 1
         end
         vs[#vs + 1] = d
-        put(#vs, r)
+        layers[r + 1] = layers[r + 1] or {}
+        table.insert(layers[r + 1], #vs)
         chain[#chain + 1] = #vs
       end
       chain[#chain + 1] = e.bottom
@@ -352,45 +360,64 @@ function M.layout(g)
     end
   end
   for r = 1, #layers do layers[r] = layers[r] or {} end
+end
+
+-- The box of a label starting at `left`, centred on `y`.
+local function label_box(left, y, text)
+  local w = width_of(text) + 10
+  return { x = left + w / 2, y = y, w = w, h = LABEL_H }
+end
+
+-- Step 6: the points each edge goes through, in its own direction.
+local function route(vs, e, loops, looped)
+  local le = { edge = e.edge, from = e.from, to = e.to }
+  if e.loop then
+    -- Several loops on one node have their labels one under another.
+    local v, k = vs[e.from], looped[e.from] or 0
+    looped[e.from] = k + 1
+    le.loop = true
+    local x, y = v.x + v.w / 2, v.y - (loops[e.from] - 1) * LABEL_H / 2 + k * LABEL_H
+    le.points = { { x = x, y = y - 6 }, { x = x + LOOP, y = y - 12 }, { x = x + LOOP, y = y + 12 },
+                  { x = x, y = y + 6 } }
+    if e.edge.text ~= "" then
+      le.label = label_box(x + LOOP_LABEL, y, e.edge.text)
+    end
+    return le
+  end
+  local pts = {}
+  for i, v in ipairs(e.chain) do pts[i] = { x = vs[v].x, y = vs[v].y } end
+  if e.back then
+    local r = {}
+    for i = #pts, 1, -1 do r[#r + 1] = pts[i] end
+    pts = r
+  end
+  le.points, le.dy = pts, e.back and -1 or 1
+  if e.label_vertex then
+    local d = vs[e.label_vertex]
+    le.label = { x = d.x, y = d.y, w = d.w, h = d.h }
+  end
+  return le
+end
+
+-- Lay out graph `g`: { width =, height =, nodes = {{node, x, y, w, h}},
+-- edges = {{edge, points = {{x, y} ...}, label = {x, y, w, h} or nil,
+-- loop = true for an edge from a node to itself}}, crossings = the
+-- number of edge crossings between layers }.
+function M.layout(g)
+  local vs, index = vertices(g)
+  local n = #vs
+  local edges, loops = edges_of(g, vs, index)
+  local layers = layering(vs, edges)
+  add_dummies(vs, edges, layers)
   local crossed = order(layers, vs)
   local width, height = position(layers, vs)
-
   local lay = { width = width, height = height, nodes = {}, edges = {}, crossings = crossed }
   for i = 1, n do
     local v = vs[i]
     lay.nodes[i] = { node = v.node, x = v.x, y = v.y, w = v.w, h = v.h }
   end
   local looped = {}
-  for _, e in ipairs(edges) do
-    local le = { edge = e.edge, from = e.from, to = e.to }
-    if e.loop then
-      -- Several loops on one node have their labels one under another.
-      local v, k = vs[e.from], looped[e.from] or 0
-      looped[e.from] = k + 1
-      le.loop = true
-      local x, y = v.x + v.w / 2, v.y - (loops[e.from] - 1) * LABEL_H / 2 + k * LABEL_H
-      le.points = { { x = x, y = y - 6 }, { x = x + LOOP, y = y - 12 }, { x = x + LOOP, y = y + 12 },
-                    { x = x, y = y + 6 } }
-      if e.edge.text ~= "" then
-        local w = width_of(e.edge.text) + 10
-        le.label = { x = x + LOOP_LABEL + w / 2, y = y, w = w, h = LABEL_H }
-      end
-    else
-      local pts = {}
-      for i, v in ipairs(e.chain) do pts[i] = { x = vs[v].x, y = vs[v].y } end
-      if e.back then
-        local r = {}
-        for i = #pts, 1, -1 do r[#r + 1] = pts[i] end
-        pts = r
-      end
-      le.points, le.dy = pts, e.back and -1 or 1
-      if e.label_vertex then
-        local d = vs[e.label_vertex]
-        le.label = { x = d.x, y = d.y, w = d.w, h = d.h }
-      end
-    end
-    lay.edges[#lay.edges + 1] = le
-  end
+  for i, e in ipairs(edges) do lay.edges[i] = route(vs, e, loops, looped) end
   ports(lay.edges, lay.nodes)
   return lay
 end
