@@ -22,6 +22,9 @@
 #   stream  a markdown state whose "claude" prints a 100 MB stream-json
 #           file, against `cat` of that file: raymond's reading rate in
 #           MB/s and its peak resident memory.
+#   lint    `raymond lint` of a 1000-state workflow (markdown states with
+#           frontmatter, a script in ten), against grep reading the same
+#           files for their tags.
 # Times are the median of REPEAT runs (default 5).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -123,6 +126,23 @@ else
 	f_rss=0
 fi
 
+# A 1000-state chain to lint: START, S0002 ... S1000, every tenth a script.
+mkdir -p lwf
+for i in $(seq 1 1000); do
+	name=$(printf "S%04d" "$i"); [ "$i" = 1 ] && name=START
+	next=$(printf "S%04d" $((i + 1))); [ "$i" = 1000 ] && next=START
+	if [ $((i % 10)) = 0 ]; then
+		if [ "$i" = 1000 ]; then echo 'echo "<result>done</result>"'; else echo "echo \"<goto>$next</goto>\""; fi >"lwf/$name.sh"
+	else
+		printf -- '---\nmodel: haiku\nmax_visits: 3\nallowed_transitions:\n  - { tag: goto, target: %s }\n  - { tag: result, payload: DONE }\n---\nWork on {{input}}, then go to %s: <goto>%s</goto>\nor end with <result>DONE</result>\n' \
+			"$next" "$next" "$next" >"lwf/$name.md"
+	fi
+done
+ray_lint() { "$ray" lint lwf; }
+grep_lint() { grep -h "<goto>\|<result>" lwf/*; }
+l_ray=$(measure ray_lint)
+l_grep=$(measure grep_lint)
+
 hooks_line=$("$build/tests/luarun" "$top/tests/lua/testing.lua" "$top/bench/hooks.lua" | grep '^HOOKS')
 
 b=$(measure bash_chain)
@@ -134,7 +154,7 @@ t=$(measure true_loop)
 awk -v r="$r" -v b="$b" -v d="$d" -v v="$v" -v t="$t" -v n="$steps" \
     -v sr="$s_ray" -v sc="$s_cat" -v sb="$stream_bytes" -v rss="$rss" \
     -v mr="$m_ray" -v mf="$m_fake" -v mn="$md_steps" -v hk="$hooks_line" \
-    -v fr="$f_ray" -v fb="$f_bash" -v frss="$f_rss" 'BEGIN {
+    -v fr="$f_ray" -v fb="$f_bash" -v frss="$f_rss" -v lr="$l_ray" -v lg="$l_grep" 'BEGIN {
 	printf "%-34s %12s %12s %8s\n", "benchmark", "raymond", "baseline", "ratio"
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "chain of " n " script steps", r / 1e6, b / 1e6, r / b
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "  the same, against an sh loop", r / 1e6, d / 1e6, r / d
@@ -149,4 +169,5 @@ awk -v r="$r" -v b="$b" -v d="$d" -v v="$v" -v t="$t" -v n="$steps" \
 	printf "%-34s %10.1fus\n", "no-op hooks, cost per transition", h[4] - h[3]
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "100 MB stream-json, one turn", sr / 1e6, sc / 1e6, sr / sc
 	printf "%-34s %8.0fMB/s  peak RSS %.1f MB\n", "stream-json reading rate", sb / 1048576 / (sr / 1e9), rss / 1024
+	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "lint of 1000 states", lr / 1e6, lg / 1e6, lr / lg
 }'

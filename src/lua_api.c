@@ -371,9 +371,10 @@ api_append_file(lua_State *L)
 }
 
 /*
- * raymond.stat(path [, nofollow]) -> "file" | "dir" | "link" | "other" | nil
+ * raymond.stat(path [, nofollow]) -> "file" | "dir" | "link" | "other", mode | nil
  * Symbolic links are followed unless `nofollow` is true; then a link is
- * "link".
+ * "link".  `mode` holds the permission bits (07777), e.g. for lint's check
+ * of a script's run bit.
  */
 static int
 api_stat(lua_State *L)
@@ -394,7 +395,8 @@ api_stat(lua_State *L)
 		lua_pushliteral(L, "dir");
 	else
 		lua_pushliteral(L, "other");
-	return 1;
+	lua_pushinteger(L, (lua_Integer)(st.st_mode & 07777));
+	return 2;
 }
 
 /* raymond.realpath(path) -> absolute path | nil, message */

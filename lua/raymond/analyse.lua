@@ -101,6 +101,7 @@ local TAG = tags.by_name
 
 local function parse_attrs(s)
   local attrs = {}
+  if s == "" then return attrs end
   for k, _, v in s:gmatch("([%a_][%w_]*)=([\"'])(.-)%2") do
     if attrs[k] == nil then attrs[k] = v end
   end
@@ -112,19 +113,19 @@ end
 -- opening was prose ("end with a <goto> tag: <goto>NEXT</goto>").
 local function opens_tag(body, one_line)
   if one_line and body:find("\n", 1, true) then return true end
+  if not body:find("<", 1, true) then return false end
   for name in body:gmatch("<(%a+)[%s>]") do
     if TAG[name] then return true end
   end
   return false
 end
 
--- Every transition tag written in `s`, with its line: `<NAME ATTRS>BODY
--- </NAME>` as raymond's tag parser reads it (an opening tag never closed
--- is prose).  A script's tags are echoed one to a line (`one_line`), and
--- read with `\"` as `"`, as echo prints them.
-local function scan_tags(s, line_of, one_line)
+-- Every transition tag written in `s` from byte `pos` on, with its line:
+-- `<NAME ATTRS>BODY</NAME>` as raymond's tag parser reads it (an opening
+-- tag never closed is prose).  A script's tags are echoed one to a line
+-- (`one_line`), and read with `\"` as `"`, as echo prints them.
+local function scan_tags(s, pos, line_of, one_line)
   local found = {}
-  local pos = 1
   while true do
     local start, _, name = s:find("<(%a+)[%s>]", pos)
     if not start then break end
@@ -146,9 +147,12 @@ local function scan_tags(s, line_of, one_line)
   return found
 end
 
--- Whether a name written in a tag is computed when the state runs.
-local function computed(name)
-  return name:find("[$`]") ~= nil or name:find("{{", 1, true) ~= nil
+-- Whether a name written in a tag is computed when the state runs: a
+-- shell expansion, escape or printf format in a script, a placeholder in
+-- a prompt.
+local function computed(name, script)
+  if script and name:find("[$`\\%%]") then return true end
+  return name:find("{{", 1, true) ~= nil
 end
 
 -- ----------------------------------------------------------------- edges
@@ -165,13 +169,18 @@ local function resolve_into(wf, edge, key, raw)
   if raw == nil then return end
   raw = trim(raw)
   edge["raw_" .. key] = raw
-  if computed(raw) then
+  if computed(raw, edge.script) then
     edge.dynamic = true
     return
   end
-  local name, err = resolve.target(wf.lookup, raw)
-  edge[key] = name
-  edge[key .. "_error"] = err
+  -- A workflow names the same states again and again: each is resolved once.
+  local r = wf.resolved[raw]
+  if not r then
+    r = table.pack(resolve.target(wf.lookup, raw))
+    wf.resolved[raw] = r
+  end
+  edge[key] = r[1]
+  edge[key .. "_error"] = r[2]
 end
 
 local function add_edge(wf, st, e)
@@ -185,8 +194,8 @@ end
 
 -- The edge of one tag (written in the text, or an allowed_transitions
 -- entry shaped as a tag).
-local function tag_edge(wf, t, line, from)
-  local e = { tag = t.name, line = line, via = "tag", from = from }
+local function tag_edge(wf, t, line, from, script)
+  local e = { tag = t.name, line = line, via = "tag", from = from, script = script }
   if t.name == "result" then
     local payload = t.body and trim(t.body)
     if payload and payload ~= "" and #payload <= 40 and not payload:find("\n") then e.label = payload end
@@ -279,7 +288,7 @@ local function read_state(wf, name)
   st.fm_line = function() return nil end
   if kind == "script" then
     st.body, st.body_pos = source, 1
-    st.tags = scan_tags(source, st.line_of, true)
+    st.tags = scan_tags(source, 1, st.line_of, true)
   else
     local meta, body = raymond.frontmatter(source, wf.fm_types)
     if meta then
@@ -300,8 +309,7 @@ local function read_state(wf, name)
         return pos and st.line_of(pos + 1)
       end
     end
-    local body_line, body_line_of = st.line_of(st.body_pos) - 1, line_index(st.body)
-    st.tags = scan_tags(st.body, function(p) return body_line + body_line_of(p) end)
+    st.tags = scan_tags(source, st.body_pos, st.line_of)
   end
   return st
 end
@@ -309,7 +317,7 @@ end
 -- The body tags of `st` with their fork attribute `next` and so on made
 -- into edges, then its frontmatter's.
 local function build_edges(wf, st)
-  for _, t in ipairs(st.tags) do add_edge(wf, st, tag_edge(wf, t, t.line, "body")) end
+  for _, t in ipairs(st.tags) do add_edge(wf, st, tag_edge(wf, t, t.line, "body", st.kind == "script")) end
   local fm = st.frontmatter
   if not fm then return end
   if type(fm.allowed_transitions) == "table" then allowed_edges(wf, st, fm.allowed_transitions) end
@@ -386,7 +394,7 @@ function M.load(path, cwd, opts)
   local scope, entry = open_scope(path, abs)
   if not scope then return nil, entry end
   local wf = { path = scope.path, kind = scope.kind, scope = scope, states = {}, by_name = {},
-    no_default_hooks = opts.no_default_hooks }
+    no_default_hooks = opts.no_default_hooks, resolved = {} }
   local files = {}
   for _, name in ipairs(list_files(scope)) do files[name] = true end
   wf.files = files

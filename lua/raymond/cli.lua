@@ -78,7 +78,11 @@ M.options = {
   { name = "no-debug", key = "debug", value = false,
     help = "keep no per-step record in .raymond/debug/" },
   { name = "json", key = "json",
-    help = "print the run's whole state as JSON, as a resume would\nread it" },
+    help = "print JSON (status: the run's whole state, as a resume\nwould read it; lint: the findings)" },
+  { name = "level", key = "level", arg = "LEVEL", one_of = { "info", "warning", "error" },
+    help = "show findings of this severity and above: info,\nwarning (the default) or error" },
+  { name = "no-lint", key = "no_lint",
+    help = "start without the error checks of raymond lint" },
   { name = "html", key = "html",
     help = "write an HTML page that draws the diagram, needing no\nnetwork, instead of Mermaid text" },
   { name = "output", key = "output", arg = "FILE",
@@ -262,6 +266,9 @@ local function parse_old(args, opts)
   end
   if opts.json and opts.command ~= "status" then
     return fail("--json goes with --status", "raymond --status ID --json")
+  end
+  if opts.level then
+    return fail("--level goes with raymond lint", "raymond lint WORKFLOW --level " .. opts.level)
   end
   if opts.html or opts.output then
     return fail("--html and --output go with raymond diagram", "raymond diagram PATH --html --output FILE")

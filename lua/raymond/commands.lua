@@ -29,6 +29,7 @@ M.list = {
   { name = "resume", summary = "continue a run that failed, stopped or was killed" },
   { name = "list", summary = "list runs with their status" },
   { name = "status", summary = "show a run's agents, stacks and hooks" },
+  { name = "lint", summary = "check a workflow without running it" },
   { name = "diagram", summary = "draw a workflow's states and transitions (Mermaid, HTML)" },
   { name = "help", summary = "print this help, or a command's" },
   { name = "version", summary = "print the version" },

@@ -25,16 +25,19 @@ local function tag_list(list)
   return table.concat(names, ", ")
 end
 
+-- The message for attribute `k`, which tag entry `e` does not take.
+function M.unknown_attr(e, k)
+  local names = {}
+  for a in pairs(e.attrs) do names[#names + 1] = a end
+  table.sort(names)
+  return string.format("unknown attribute '%s' on <%s>; allowed: %s", k, e.name,
+    #names > 0 and table.concat(names, ", ") or "none")
+end
+
 local function check_attrs(e, t)
   if e.free then return true end
   for k in pairs(t.attrs) do
-    if not e.attrs[k] then
-      local names = {}
-      for a in pairs(e.attrs) do names[#names + 1] = a end
-      table.sort(names)
-      return nil, string.format("unknown attribute '%s' on <%s>; allowed: %s", k, t.name,
-        #names > 0 and table.concat(names, ", ") or "none")
-    end
+    if not e.attrs[k] then return nil, M.unknown_attr(e, k) end
   end
   return true
 end

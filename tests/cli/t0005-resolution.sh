@@ -1,5 +1,7 @@
 #!/bin/bash
-# How targets and the WORKFLOW argument resolve to state files.
+# How targets and the WORKFLOW argument resolve to state files.  A run
+# whose tags name no state, or an ambiguous one, starts with --no-lint:
+# lint would refuse it, and these tests are about the run's own errors.
 . "$(dirname "$0")/lib.sh"
 
 # expect_error TEXT: the run failed; the first line of err is a
@@ -44,7 +46,7 @@ test_expect_success 'a target with both NAME.md and NAME.sh is ambiguous' '
 	state NEXT.md <<-\EOS &&
 	A prompt.
 	EOS
-	expect_status 1 raymond wf --quiet >out 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet >out 2>err &&
 	expect_error "wf/START.sh (agent main): " &&
 	expect_error "ambiguous" &&
 	head -n 1 err | grep -q "NEXT.md" &&
@@ -80,13 +82,13 @@ test_expect_success 'ambiguity is reported for return= and fork targets too' '
 	state BACK.md <<-\EOS &&
 	A prompt.
 	EOS
-	expect_status 1 raymond wf --quiet >out 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet >out 2>err &&
 	expect_error "ambiguous" &&
 	rm -rf .raymond &&
 	state START.sh <<-\EOS &&
 	echo "<fork next=\"SUB\">BACK</fork>"
 	EOS
-	expect_status 1 raymond wf --quiet >out 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet >out 2>err &&
 	expect_error "ambiguous"
 '
 
@@ -97,7 +99,7 @@ test_expect_success 'an explicit extension must exist as written' '
 	state NEXT <<-\EOS &&
 	echo "<result>no extension</result>"
 	EOS
-	expect_status 1 raymond wf --quiet >out 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet >out 2>err &&
 	expect_error "NEXT.sh" &&
 	head -n 1 err | grep -q "not found" &&
 	test ! -s out
@@ -110,7 +112,7 @@ test_expect_success 'a file without extension is not a state' '
 	state NEXT <<-\EOS &&
 	echo "<result>no extension</result>"
 	EOS
-	expect_status 1 raymond wf --quiet >out 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet >out 2>err &&
 	expect_error "not found"
 '
 
@@ -121,7 +123,7 @@ test_expect_success 'a .bat target is an error even when the file exists' '
 	state NEXT.bat <<-\EOS &&
 	echo "<result>bat</result>"
 	EOS
-	expect_status 1 raymond wf --quiet >out 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet >out 2>err &&
 	expect_error "NEXT.bat" &&
 	head -n 1 err | grep -q "Windows" &&
 	test ! -s out
@@ -134,7 +136,7 @@ test_expect_success 'a .ps1 target is an error even when the file exists' '
 	state NEXT.ps1 <<-\EOS &&
 	echo "<result>ps1</result>"
 	EOS
-	expect_status 1 raymond wf --quiet >out 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet >out 2>err &&
 	expect_error "NEXT.ps1" &&
 	head -n 1 err | grep -q "Windows"
 '

@@ -138,7 +138,7 @@ test_expect_success 'bad YAML stops the run naming the file line' '
 	---
 	MOCK: reply <result>ok</result>
 	EOS
-	run_fails wf &&
+	run_fails wf --no-lint &&
 	calls 0 &&
 	has "wf/START.md" <err &&
 	has "frontmatter line 5:" <err &&

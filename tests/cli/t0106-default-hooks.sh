@@ -185,7 +185,7 @@ test_expect_success 'evaluate without routes stops the run naming the state' '
 	review
 	MOCK: reply ok <result>x</result>
 	EOS
-	expect_status 1 raymond wf --quiet 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet 2>err &&
 	grep -q "START.md: evaluate needs a prompt and routes" err
 '
 

@@ -24,7 +24,7 @@ test_expect_success 'an infinite loop at the top of a hook file is stopped by th
 	two_step &&
 	printf "local n = 0\nwhile true do n = n + 1 end\nreturn {}\n" >wf/hooks.lua &&
 	export RAYMOND_HOOK_INSTRUCTIONS=1000000 &&
-	expect_status 1 raymond wf --quiet 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet 2>err &&
 	has "hooks.lua" && has "instruction budget" && has "raymond --resume" && no_crash &&
 	test ! -e b-ran &&
 	eq status "$(run_status)" failed &&
@@ -73,7 +73,7 @@ test_expect_success 'a decision whose __pairs never ends is refused within the l
 test_expect_success 'a hook file may not set a __gc metamethod' '
 	two_step &&
 	printf "setmetatable({}, { __gc = function() while true do end end })\nreturn {}\n" >wf/hooks.lua &&
-	expect_status 1 raymond wf --quiet 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet 2>err &&
 	has "hooks.lua:1" && has "__gc" && no_crash &&
 	fixed_resumes
 '

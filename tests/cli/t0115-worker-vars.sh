@@ -26,7 +26,7 @@ test_expect_success 'a script forking with BASH_ENV= fails, and no worker starts
 	state START.sh <<-EOS &&
 	echo "<fork next=\"NEXT\" BASH_ENV=\"$PWD/evil.sh\">W</fork>"
 	EOS
-	expect_status 1 raymond wf --quiet >out 2>err &&
+	expect_status 1 raymond wf --no-lint --quiet >out 2>err &&
 	grep -qF "raymond: error: wf/START.sh (agent main): <fork>W</fork>: attribute '"'"'BASH_ENV'"'"' cannot be a worker variable: a name must be lowercase letters, digits and _" err &&
 	test ! -e w-ran && test ! -e sourced
 '
@@ -62,7 +62,7 @@ test_expect_success 'a model forking with HOME= is reminded, and its next fork r
 	Fan out.
 	MOCK: reply <fork next="NEXT" HOME="/tmp">W</fork> || reply <fork next="NEXT" item="pear">W</fork>
 	EOS
-	raymond wf --quiet >out 2>err &&
+	raymond wf --no-lint --quiet >out 2>err &&
 	grep -qx pear w-ran &&
 	grep -qF "REMINDER: your last reply was not accepted: <fork>W</fork>: attribute '"'"'HOME'"'"' cannot be a worker variable" fake/log.jsonl
 '

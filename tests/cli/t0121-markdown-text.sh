@@ -44,7 +44,8 @@ test_expect_success 'a reminded reply prints too; a reply whose tags do not pars
 	MOCK: reply <print>try 1</print> no tag || reply <print>try 2</print> <goto a=b>X</goto> || reply <print>try 3</print><result>ok</result>
 	EOS
 	mkdir wf && mv wf.md wf/START.md &&
-	raymond wf >out 2>err &&
+	# The MOCK line (the replies) is in the prompt, where lint reads <goto>X</goto>.
+	raymond wf --no-lint >out 2>err &&
 	printf "try 1\ntry 3\nok\n" >want &&
 	cmp want out || { echo "stdout:"; cat out; false; }
 '

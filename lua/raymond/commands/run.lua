@@ -19,7 +19,7 @@ M.args = {
 M.extra_hint = "give one WORKFLOW; quote --input text that has spaces"
 
 M.flags = {
-  { "run options", "input", "workflow-id", "timeout", "max-parallel", "max-agents", "allow-cd" },
+  { "run options", "input", "workflow-id", "timeout", "max-parallel", "max-agents", "allow-cd", "no-lint" },
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,
@@ -30,7 +30,9 @@ Runs WORKFLOW: a folder (entry state 1_START or START), a .zip archive of
 one, or one state file.  The run gets an id, is saved in .raymond/ at the
 project root after every step, and can be continued with raymond resume ID
 if it fails, stops or is killed.  A workflow folder named like a command
-runs with raymond run NAME or raymond ./NAME.
+runs with raymond run NAME or raymond ./NAME.  Before it starts, the error
+checks of raymond lint run; a workflow with an error is not started
+(--no-lint starts it anyway).
 
 exit status: 0 completed (or stopped by a hook), 1 error, 130 interrupted]]
 
@@ -64,6 +66,7 @@ local function typo_hint(word)
 end
 
 function M.main(opts)
+  if not opts.no_lint and not require("raymond.commands.lint").check_before_run(opts) then return 1 end
   local run, err = require("raymond.engine").start(opts)
   if run then return nil, run end
   local hint = err.hint or (opts.implied and typo_hint(opts.workflow))

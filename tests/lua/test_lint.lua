@@ -1,0 +1,80 @@
+-- Tests for raymond.lint: docs/lint.md shows every check, and the checks
+-- take time linear in the size of the workflow.
+
+local T = require("testing")
+local raymond = require("raymond")
+local analyse = require("raymond.analyse")
+local lint = require("raymond.lint")
+
+local TOP = os.getenv("TESTS_TOP") or "."
+
+T.test("docs/lint.md has a row for every check, with its severity, and no other", function()
+  local text = assert(raymond.read_file(TOP .. "/docs/lint.md"))
+  local rows = {}
+  for id, severity in text:gmatch("\n| `([%l%-]+)` | (%l+) |") do rows[id] = severity end
+  for _, c in ipairs(lint.checks) do
+    T.eq(rows[c.id], c.severity, "docs/lint.md row of " .. c.id)
+    rows[c.id] = nil
+  end
+  T.eq(next(rows), nil, "a row for a check lint.lua does not have")
+end)
+
+T.test("every check has an id, a severity, what it finds and how to fix it", function()
+  local seen = {}
+  for _, c in ipairs(lint.checks) do
+    T.eq(seen[c.id], nil, "duplicate id " .. c.id)
+    seen[c.id] = true
+    T.eq(lint.RANK[c.severity] ~= nil, true, c.id .. " severity")
+    T.eq(type(c.what) == "string" and type(c.fix) == "string", true, c.id .. " what and fix")
+  end
+end)
+
+-- A workflow of `n` states in a chain: markdown states with frontmatter
+-- and a prompt, every tenth a script, the last ending with a result.
+local function chain(n)
+  local dir = T.tmpdir()
+  for i = 1, n do
+    local next_name = i < n and string.format("S%04d", i + 1) or nil
+    local name = i == 1 and "START" or string.format("S%04d", i)
+    if i % 10 == 0 then
+      T.put(string.format("%s/%s.sh", dir, name), next_name
+        and string.format('echo "<goto>%s</goto>"\n', next_name) or 'echo "<result>done</result>"\n')
+    else
+      T.put(string.format("%s/%s.md", dir, name), string.format(
+        "---\nmodel: haiku\nmax_visits: 3\nallowed_transitions:\n  - { tag: goto, target: %s }\n"
+        .. "  - { tag: result, payload: DONE }\n---\nWork on {{input}}, then go to %s: <goto>%s</goto>\n"
+        .. "or end with <result>DONE</result>\n", next_name or "START", next_name or "START", next_name or "START"))
+    end
+  end
+  return dir
+end
+
+-- Processor seconds for analyse + lint of `dir`, the least of three runs.
+local function cpu(dir)
+  local best
+  for _ = 1, 3 do
+    local t0 = os.clock()
+    local wf = assert(analyse.load(dir, "/"))
+    lint.run(wf)
+    local t = os.clock() - t0
+    best = best and math.min(best, t) or t
+  end
+  return best
+end
+
+T.test("lint time grows linearly with the workflow (processor time)", function()
+  local small, big = chain(250), chain(1000)
+  local ok, err = pcall(function()
+    local wf = assert(analyse.load(big, "/"))
+    local diags = lint.run(wf)
+    T.eq(lint.errors(diags), 0, "errors in the generated workflow")
+    local t_small, t_big = cpu(small), cpu(big)
+    -- Four times the states; quadratic work would take sixteen times as
+    -- long.  Eight leaves room for a busy machine.
+    if t_big > 8 * t_small then
+      error(string.format("1000 states took %.3fs, 250 took %.3fs: %.1f times", t_big, t_small, t_big / t_small))
+    end
+  end)
+  os.execute("rm -rf '" .. small .. "' '" .. big .. "'")
+  if not ok then error(err, 0) end
+end)
