@@ -506,8 +506,9 @@ function M.render(g, title)
     if n.state and n.kind ~= "missing" then states = states + 1 end
     if n.entry then entry = n.label end
   end
-  local summary = string.format("Diagram of workflow %s: %d states, %d transitions%s", title, states,
-    #g.edges, entry and ", entry " .. entry or "")
+  local function count(n, what) return n .. " " .. what .. (n == 1 and "" or "s") end
+  local summary = string.format("Diagram of workflow %s: %s, %s%s", title, count(states, "state"),
+    count(#g.edges, "transition"), entry and ", entry " .. entry or "")
   local out = {}
   out[#out + 1] = string.format(
     '<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="%s" width="%s" height="%s" viewBox="0 0 %s %s">',

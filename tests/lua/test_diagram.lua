@@ -292,4 +292,6 @@ T.test("the HTML page is whole: no script, no link, nothing fetched; names escap
   ok(page:find("&lt;script&gt;alert(1)&lt;/script&gt;.md</text>", 1, true), "label escaped")
   ok(page:find("<pre>flowchart TD\n", 1, true), "Mermaid source shown")
   ok(page:find("prefers-color-scheme: dark", 1, true), "dark scheme")
+  ok(page:find('aria-label="Diagram of workflow wf &lt;x&gt;: 1 state, 2 transitions, entry ', 1, true),
+    "aria-label counts in words")
 end)
