@@ -13,11 +13,29 @@
 . "$(dirname "$0")/lib.sh"
 
 top=${TESTS_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null ||
-	! command -v jq >/dev/null || ! command -v curl >/dev/null; then
-	sh "$top/tools/apt-install.sh" test chromium chromium-driver jq curl ||
-		{ echo "FAIL $TEST_NAME: cannot install chromium, chromium-driver, jq and curl"; exit 1; }
-fi
+
+# apt_idle: no apt or dpkg runs, so the package database is not locked.
+apt_idle() {
+	local c
+	for c in /proc/[0-9]*/comm; do
+		case $(cat "$c" 2>/dev/null) in apt | apt-get | dpkg) return 1 ;; esac
+	done
+}
+
+have_all() {
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null &&
+		command -v jq >/dev/null && command -v curl >/dev/null
+}
+
+# Another test (or person) may be installing packages at the same time,
+# and apt refuses to start while the database is locked: then wait until
+# it is free and try again.
+for _ in 1 2 3; do
+	have_all && break
+	sh "$top/tools/apt-install.sh" test chromium chromium-driver jq curl && break
+	wait_until 600 apt_idle
+done
+have_all || { echo "FAIL $TEST_NAME: cannot install chromium, chromium-driver, jq and curl"; exit 1; }
 
 driver_pid= port= sid=
 stop_driver() {
