@@ -35,8 +35,22 @@ local NODE_SEP, DUMMY_SEP, LAYER_GAP, MARGIN = 28, 12, 16, 20
 local LOOP = 36
 local LOOP_LABEL = LOOP * 0.75 + 6
 
+-- Code points that take two columns in a monospace font: CJK, Hangul,
+-- full-width forms, emoji.
+local WIDE = { { 0x1100, 0x115F }, { 0x2E80, 0xA4CF }, { 0xAC00, 0xD7A3 }, { 0xF900, 0xFAFF },
+               { 0xFF00, 0xFF60 }, { 0xFFE0, 0xFFE6 }, { 0x1F300, 0x1FAFF }, { 0x20000, 0x3FFFD } }
+
+-- The width of `s` as it is shown (control characters in caret notation).
 local function width_of(s)
-  return (utf8.len(s) or #s) * CHAR
+  local columns = 0
+  for _, c in utf8.codes(diagram.text(s), true) do
+    local w = 1
+    for _, r in ipairs(WIDE) do
+      if c >= r[1] and c <= r[2] then w = 2 end
+    end
+    columns = columns + w
+  end
+  return columns * CHAR
 end
 
 local function node_size(n)

@@ -94,7 +94,7 @@ if [ -z "$sid" ] || [ "$sid" = null ]; then
 fi
 
 # What the page shows, as one JSON object: for each state name given,
-# the width of its node and of its text (-1 when missing); the number of
+# the width of its node, its box and its text (-1 when missing); the number of
 # edges, resources loaded, elements that could load something and style
 # rules with a url(); pairs of nodes that overlap; the contrast of the
 # text against the page.
@@ -105,7 +105,9 @@ const sizes = {};
 for (const n of names) {
   const g = nodes.find(e => e.dataset.state === n);
   const t = g && g.querySelector("text");
+  const shape = g && g.querySelector("rect, polygon");
   sizes[n] = g ? { box: g.getBBox().width, text: t ? t.getBBox().width : -1,
+                   shape: shape ? shape.getBBox().width : -1,
                    said: t ? t.textContent : null } : { box: -1, text: -1 };
 }
 const boxes = nodes.map(g => g.getBoundingClientRect());
@@ -154,6 +156,8 @@ check_page() {
 		<<<"$got" >/dev/null || { echo "a state is not drawn:"; cat probe.json; return 1; }
 	jq -e --argjson n "$names" '[$n[] as $k | select(.sizes[$k].said == $k)] | length == ($n | length)' \
 		<<<"$got" >/dev/null || { echo "a node does not say its state name:"; cat probe.json; return 1; }
+	jq -e --argjson n "$names" '[$n[] as $k | .sizes[$k] | select(.text < .shape)] | length == ($n | length)' \
+		<<<"$got" >/dev/null || { echo "a name does not fit in its box:"; cat probe.json; return 1; }
 	jq -e --argjson w "$want" '.edges == $w' <<<"$got" >/dev/null ||
 		{ echo "expected $want edges:"; cat probe.json; return 1; }
 	jq -e '.resources == 0 and .loaders == 0 and .urls == 0' <<<"$got" >/dev/null ||
