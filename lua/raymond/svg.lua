@@ -197,8 +197,10 @@ local function order(layers, vs)
   return best_count
 end
 
+-- The room between two neighbours on a layer: edges passing each other
+-- may run close, but keep clear of a state's box.
 local function gap(a, b)
-  return (a.node and b.node) and NODE_SEP or DUMMY_SEP
+  return (a.node or b.node) and NODE_SEP or DUMMY_SEP
 end
 
 -- Place layer's vertices as near their wanted x as the widths allow:
