@@ -21,6 +21,8 @@
 --   wf.by_name     state file name -> state
 --   wf.hooks       { set = (raymond.hooks set, or nil), error = { file =,
 --                    msg = } or nil, warnings = { {file=, msg=} },
+--                    frontmatter = the fields the hooks read (the
+--                    default hooks' when the files do not load),
 --                    files = { {name=, source=, own=} } }: the hook
 --                    files, loaded within the hook limits; `own` marks
 --                    the workflow's own files and --hooks files
@@ -326,6 +328,17 @@ end
 
 -- ----------------------------------------------------------------- hooks
 
+-- The frontmatter fields the default hooks read, for a workflow whose own
+-- hook files do not load: its states are still read as a run with working
+-- hooks would read them.
+local function default_fields(opts)
+  if opts.no_default_hooks then return {} end
+  local files = {}
+  for name, source in pairs(raymond.embedded("hooks/")) do files[#files + 1] = { name = name, source = source } end
+  local set = hooks.load(files, nil, function() end)
+  return set and set.frontmatter or {}
+end
+
 -- The hook files a run of this workflow would load, loaded the same way
 -- (raymond.hooks, within its limits), without a run behind them.
 local function load_hooks(wf, opts)
@@ -334,6 +347,7 @@ local function load_hooks(wf, opts)
   local files, err = hooks.discover(wf.scope, { no_default_hooks = opts.no_default_hooks, hooks = opts.hooks })
   if not files then
     info.error = { file = wf.path, msg = err }
+    info.frontmatter = default_fields(opts)
     return
   end
   local defaults = opts.no_default_hooks and {} or raymond.embedded("hooks/")
@@ -345,9 +359,10 @@ local function load_hooks(wf, opts)
   end)
   if not set then
     info.error = { file = hfile, msg = herr }
+    info.frontmatter = default_fields(opts)
     return
   end
-  info.set = set
+  info.set, info.frontmatter = set, set.frontmatter
 end
 
 -- ------------------------------------------------------------------ load
@@ -420,7 +435,7 @@ function M.load(path, cwd, opts)
     end
   end
   load_hooks(wf, opts)
-  wf.fm_types = policy.types(wf.hooks.set and wf.hooks.set.frontmatter or {})
+  wf.fm_types = policy.types(wf.hooks.frontmatter)
   for _, name in ipairs(names) do
     local st = read_state(wf, name)
     wf.states[#wf.states + 1] = st

@@ -23,6 +23,7 @@
 
 local raymond = require("raymond")
 local events = require("raymond.events")
+local hooks = require("raymond.hooks")
 local policy = require("raymond.policy")
 local resolve = require("raymond.resolve")
 local tags = require("raymond.tags")
@@ -75,7 +76,7 @@ local function without(meta, keys)
   return copy
 end
 
-local function hook_fields(wf) return wf.hooks.set and wf.hooks.set.frontmatter or {} end
+local function hook_fields(wf) return wf.hooks.frontmatter or {} end
 
 -- Words of `s` that name a state (file name or stem), in a set.
 local function mentions(wf, s, into)
@@ -171,8 +172,8 @@ end
 
 -- The decision tables a handler of the workflow's own hook files returns
 -- as literals (`return { continue = false, stopReason = "..." }`), each
--- with its line: evaluated with no globals, so any that reads a variable
--- or calls a function is left out.  A handler holding a function of its
+-- with its line: evaluated with no globals and within a hook call's
+-- limits, so any that reads a variable or calls a function is left out.  A handler holding a function of its
 -- own is left out whole, since its returns may be that function's.
 local function literal_decisions(wf, fn)
   local info = debug.getinfo(fn, "S")
@@ -193,7 +194,8 @@ local function literal_decisions(wf, fn)
   for pos, ctor in src:gmatch("()%f[%w_]return%s*(%b{})") do
     local chunk = load("return " .. ctor, "=decision", "t", {})
     local ok, d = false, nil
-    if chunk then ok, d = pcall(chunk) end
+    -- Within a hook call's limits: ("x"):rep(2^40) is an expression too.
+    if chunk then ok, d = raymond.limited_call(chunk, nil, hooks.instructions, hooks.seconds) end
     if ok and type(d) == "table" then
       line_of = info.linedefined + select(2, src:sub(1, pos):gsub("\n", ""))
       found[#found + 1] = { decision = d, line = line_of }

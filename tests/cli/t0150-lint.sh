@@ -165,6 +165,9 @@ test_expect_success 'hook-decision: a literal decision of the wrong type or to n
 	printf "return {\n  PostState = function(ev)\n    return { transition = { tag = \"goto\", target = \"NOPE\" } }\n  end,\n}\n" >wf/hooks/a.lua &&
 	finds hook-decision 1 &&
 	printf "return {\n  PreState = function(ev)\n    return { continue = false, stopReason = \"x\" .. ev.state }\n  end,\n}\n" >wf/hooks/a.lua &&
+	lacks hook-decision &&
+	# A literal that would take all memory is evaluated within the hook limits.
+	printf "return {\n  PreState = function(ev)\n    return { continue = (\"x\"):rep(2^40) }\n  end,\n}\n" >wf/hooks/a.lua &&
 	lacks hook-decision
 '
 
