@@ -87,6 +87,10 @@ M.options = {
     help = "show findings of this severity and above: info,\nwarning (the default) or error" },
   { name = "no-lint", key = "no_lint",
     help = "start without the error checks of raymond lint" },
+  { name = "html", key = "html",
+    help = "write an HTML page that draws the diagram, needing no\nnetwork, instead of Mermaid text" },
+  { name = "output", key = "output", arg = "FILE",
+    help = "write to FILE, replaced atomically, instead of stdout" },
   { name = "resume", key = "resume", arg = "ID", command = "resume",
     help = "continue a run that failed, stopped or was killed" },
   { name = "list", command = "list", help = "list runs with their status" },
@@ -288,6 +292,9 @@ local function parse_old(args, opts)
   end
   if opts.level then
     return fail("--level goes with raymond lint", "raymond lint WORKFLOW --level " .. opts.level)
+  end
+  if opts.html or opts.output then
+    return fail("--html and --output go with raymond diagram", "raymond diagram PATH --html --output FILE")
   end
   if opts.command == "resume" and opts.input then
     return fail("--input cannot go with --resume: a resumed state keeps its own input")

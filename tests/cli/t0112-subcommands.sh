@@ -129,7 +129,7 @@ test_expect_success 'help CMD and CMD --help show that command alone' '
 	raymond help list | grep -q "^usage: raymond list \[--json\] \[--status S\]$" &&
 	raymond help help | grep -q "^usage: raymond help \[COMMAND\]$" &&
 	raymond help version | grep -q "^usage: raymond version$" &&
-	err_is 1 "unknown command '\''nope'\''" "commands: run, resume, list, status, watch, prune, lint, config, init-config, help, version" -- raymond help nope
+	err_is 1 "unknown command '\''nope'\''" "commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version" -- raymond help nope
 '
 
 test_expect_success 'version and --version, with and without Lua' '
@@ -157,9 +157,9 @@ test_expect_success 'a command name wins over a folder; raymond run NAME runs th
 
 test_expect_success 'a mistyped command gets a hint; other missing workflows do not' '
 	err_is 1 "workflow '\''lsit'\'' does not exist" \
-	    "did you mean raymond list? commands: run, resume, list, status, watch, prune, lint, config, init-config, help, version" -- raymond lsit &&
+	    "did you mean raymond list? commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version" -- raymond lsit &&
 	err_is 1 "workflow '\''stauts'\'' does not exist" \
-	    "did you mean raymond status? commands: run, resume, list, status, watch, prune, lint, config, init-config, help, version" -- raymond stauts &&
+	    "did you mean raymond status? commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version" -- raymond stauts &&
 	err_is 1 "workflow '\''nope'\'' does not exist" -- raymond nope &&
 	err_is 1 "workflow '\''lsit'\'' does not exist" -- raymond run lsit &&
 	err_is 1 "workflow '\''x/lsit'\'' does not exist" -- raymond x/lsit

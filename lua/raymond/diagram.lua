@@ -1,0 +1,275 @@
+-- raymond.diagram: a workflow's states and transitions as a graph, and
+-- that graph as a Mermaid flowchart.
+--
+--   local g = diagram.graph(wf)      -- wf from raymond.analyse.load
+--   local text = diagram.mermaid(g)  -- "flowchart TD\n..."
+--
+-- The graph is what both drawings (this Mermaid text and the SVG of
+-- raymond.svg) are made from, so they always show the same nodes and
+-- edges:
+--   g.nodes  list of { id =, label =, kind =, state =, entry = }, where
+--            kind is "markdown", "script", "missing" (a target no file
+--            holds), "start" or "end"; state is the file name
+--   g.edges  list of { from = id, to = id, text =, style = }, style one of
+--            "solid" (the agent goes on), "worker" (a <fork> starts a
+--            new agent there) or "hook" (a route a hook takes: an
+--            evaluate: answer, on_max_visits)
+--
+-- A <result> ends the agent, or returns to the state its <call> or
+-- <function> named.  Which of the two it does depends on how the agent
+-- got there, so the graph follows the moves that stay in one call frame
+-- (goto, reset, a fork's next, hook routes, and a call's return state)
+-- from the entry state and from every fork's worker state, whose agents
+-- start with an empty stack: a <result> met there goes to the end node.
+-- From each call's target the same moves give the states whose <result>
+-- goes back to the call's return state, drawn as a "return" edge.
+
+local raymond = require("raymond")
+
+local M = {}
+
+local START, END = "__start__", "__end__"
+
+-- A Mermaid node id for state `name`: only letters, digits and _, and
+-- never one of Mermaid's words (end, graph, ...) or a prefix its parser
+-- reads as an arrow head (o, x), since every id begins with "s_".
+local function base_id(name)
+  return "s_" .. name:gsub("[^A-Za-z0-9_]", "_")
+end
+
+-- The payload of a <result> edge worth showing: one allowed_transitions
+-- fixes (the only payloads the state may give).  A payload written in a
+-- prompt is an example ("<result>your reply</result>"), not a route.
+local function payload(e)
+  return e.from == "allowed_transitions" and e.label or nil
+end
+
+-- The text an edge is labelled with: its tag, and a fixed <result>
+-- payload; a hook's route says which answer or limit takes it.
+local function edge_text(e)
+  if e.via == "hook" then
+    if e.from == "evaluate" and e.label then return "evaluate: " .. e.label end
+    return e.label or e.from or "hook"
+  end
+  if e.tag == "result" and payload(e) then return "result: " .. payload(e) end
+  return e.tag
+end
+
+-- The state an edge's `key` ("target", "ret" or "next") names: the file
+-- it resolved to, else the name as written (a misspelt state, or one
+-- computed at run time), drawn as a missing state.
+local function name_of(e, key)
+  local raw = e["raw_" .. key]
+  return e[key] or (raw ~= "" and raw or nil)
+end
+
+-- The states reached from `seeds` by the moves that keep the call frame.
+local function closure(seeds, moves)
+  local seen, queue = {}, {}
+  for _, s in ipairs(seeds) do
+    if not seen[s] then
+      seen[s] = true
+      queue[#queue + 1] = s
+    end
+  end
+  local i = 1
+  while queue[i] do
+    for _, t in ipairs(moves[queue[i]] or {}) do
+      if not seen[t] then
+        seen[t] = true
+        queue[#queue + 1] = t
+      end
+    end
+    i = i + 1
+  end
+  return seen
+end
+
+-- For each state, the states the same agent, in the same call frame, can
+-- be at next; and the calls, the fork workers, and for each state with a
+-- <result> the labels of its return edges.
+local function moves_of(wf)
+  local moves, calls, workers, results = {}, {}, {}, {}
+  local function move(from, to)
+    if to then
+      moves[from] = moves[from] or {}
+      table.insert(moves[from], to)
+    end
+  end
+  for _, st in ipairs(wf.states) do
+    for _, e in ipairs(st.edges) do
+      if e.tag == "result" then
+        results[st.name] = results[st.name] or {}
+        table.insert(results[st.name], payload(e) and "return: " .. payload(e) or "return")
+      elseif e.tag == "fork" then
+        local worker = name_of(e, "target")
+        if worker then workers[#workers + 1] = worker end
+        move(st.name, name_of(e, "next"))
+      elseif e.tag == "call" or e.tag == "function" then
+        local callee, ret = name_of(e, "target"), name_of(e, "ret")
+        if callee and ret then calls[#calls + 1] = { caller = st.name, callee = callee, ret = ret } end
+        move(st.name, ret)
+      else
+        move(st.name, name_of(e, "target"))
+      end
+    end
+  end
+  return moves, calls, workers, results
+end
+
+function M.graph(wf)
+  local g = { nodes = {}, edges = {} }
+  local ids, taken = {}, {}
+
+  -- Ids are given in sorted order, so two names that clean to the same
+  -- id (A-B.md and A_B.md) always get the same suffixes.
+  local function add_node(name, kind)
+    if ids[name] then return ids[name] end
+    local id, n = base_id(name), 1
+    while taken[id] do
+      n = n + 1
+      id = base_id(name) .. "_" .. n
+    end
+    taken[id], ids[name] = true, id
+    g.nodes[#g.nodes + 1] = { id = id, label = name, kind = kind, state = name, entry = name == wf.entry }
+    return id
+  end
+
+  local seen_edge = {}
+  local function add_edge(from, to, text, style)
+    local key = table.concat({ from, to, text, style }, "\0")
+    if seen_edge[key] then return end
+    seen_edge[key] = true
+    g.edges[#g.edges + 1] = { from = from, to = to, text = text, style = style }
+  end
+
+  for _, st in ipairs(wf.states) do add_node(st.name, st.kind) end
+  -- Targets no state file holds are drawn too, marked missing, so the
+  -- drawing shows where a transition would fail.
+  local missing = {}
+  for _, st in ipairs(wf.states) do
+    for _, e in ipairs(st.edges) do
+      for _, key in ipairs({ "target", "ret", "next" }) do
+        local t = name_of(e, key)
+        if t and not wf.by_name[t] then missing[t] = true end
+      end
+    end
+  end
+  local names = {}
+  for t in pairs(missing) do names[#names + 1] = t end
+  table.sort(names)
+  for _, t in ipairs(names) do add_node(t, "missing") end
+
+  if wf.entry and ids[wf.entry] then
+    table.insert(g.nodes, 1, { id = START, label = "start", kind = "start" })
+    add_edge(START, ids[wf.entry], "", "solid")
+  end
+
+  local moves, calls, workers, results = moves_of(wf)
+  local seeds = { wf.entry }
+  for _, w in ipairs(workers) do seeds[#seeds + 1] = w end
+  local top = closure(seeds, moves)
+  local inside = {}
+  for _, c in ipairs(calls) do
+    c.region = closure({ c.callee }, moves)
+    for s in pairs(c.region) do inside[s] = true end
+  end
+
+  local ends = false
+  for _, st in ipairs(wf.states) do
+    local from = ids[st.name]
+    for _, e in ipairs(st.edges) do
+      local style = e.via == "hook" and "hook" or "solid"
+      local target, next = name_of(e, "target"), name_of(e, "next")
+      if e.tag == "fork" then
+        if target then add_edge(from, ids[target], edge_text(e), e.via == "hook" and "hook" or "worker") end
+        if next then add_edge(from, ids[next], "next", style) end
+      elseif e.tag == "result" then
+        -- A state no call reaches ends its agent, even when the entry
+        -- does not reach it either: nothing else can happen to it.
+        if top[st.name] or not inside[st.name] then
+          add_edge(from, END, edge_text(e), style)
+          ends = true
+        end
+      elseif target then
+        add_edge(from, ids[target], edge_text(e), style)
+      end
+    end
+  end
+
+  -- The return edges: from each <result> state a call reaches back to
+  -- the call's return state; when none is known (a script's output, a
+  -- missing target), from the call's target.
+  for _, c in ipairs(calls) do
+    local found = {}
+    for s in pairs(c.region) do
+      if results[s] then found[#found + 1] = s end
+    end
+    table.sort(found)
+    if #found == 0 then add_edge(ids[c.callee], ids[c.ret], "return", "solid") end
+    for _, s in ipairs(found) do
+      for _, text in ipairs(results[s]) do add_edge(ids[s], ids[c.ret], text, "solid") end
+    end
+  end
+
+  if ends then g.nodes[#g.nodes + 1] = { id = END, label = "end", kind = "end" } end
+  return g
+end
+
+-- `s` for a quoted Mermaid label: letters, digits and a few plain signs
+-- pass, every other character becomes its entity (#35; for #), so no
+-- file name can end the label, open a tag or start markdown.
+local SAFE = "[A-Za-z0-9 _.,:;/+=@%-]"
+function M.escape(s)
+  local out = {}
+  for _, c in utf8.codes(s, true) do
+    local ch = utf8.char(c)
+    if c < 0x80 and ch:find(SAFE) then
+      out[#out + 1] = ch
+    else
+      out[#out + 1] = "#" .. c .. ";"
+    end
+  end
+  return table.concat(out)
+end
+
+-- A name or label as a person may read it: control characters in caret
+-- notation, bytes that are not UTF-8 as \xNN.
+local text = raymond.printable
+M.text = text
+
+local SHAPES = {
+  markdown = { "[", "]" },
+  script = { "{{", "}}" },
+  missing = { "[", "]" },
+  start = { "((", "))" },
+  ["end"] = { "(((", ")))" },
+}
+
+local ARROWS = { solid = "-->", worker = "==>", hook = "-.->" }
+
+-- The graph `g` as a Mermaid flowchart, top down.
+function M.mermaid(g)
+  local out = { "flowchart TD" }
+  for _, n in ipairs(g.nodes) do
+    local shape = SHAPES[n.kind]
+    out[#out + 1] = string.format('  %s%s"%s"%s', n.id, shape[1], M.escape(text(n.label)), shape[2])
+  end
+  for _, e in ipairs(g.edges) do
+    local label = e.text ~= "" and string.format('|"%s"|', M.escape(text(e.text))) or ""
+    out[#out + 1] = string.format("  %s %s%s %s", e.from, ARROWS[e.style], label, e.to)
+  end
+  local classes = {}
+  for _, n in ipairs(g.nodes) do
+    if n.entry then classes[#classes + 1] = "  class " .. n.id .. " entry" end
+    if n.kind == "missing" then classes[#classes + 1] = "  class " .. n.id .. " missing" end
+  end
+  if #classes > 0 then
+    out[#out + 1] = "  classDef entry stroke-width:3px"
+    out[#out + 1] = "  classDef missing stroke-dasharray:5 5"
+    table.move(classes, 1, #classes, #out + 1, out)
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M
