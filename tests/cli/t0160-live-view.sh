@@ -271,4 +271,15 @@ test_expect_success 'more agents than the screen has rows: the block fits, sayin
 	grep -qx "\.\.\. and $((13 - block + 2)) more agents" snap.screen
 '
 
+test_expect_success 'a prints function that fails is reported once, not again for each later line' '
+	cat >fails.lua <<-\EOS &&
+	require("raymond").spawn({ argv = { "printf", "<print>one\\ntwo\\nthree</print>" }, tags = true,
+	  prints = function(l) error("cannot show " .. l) end })
+	EOS
+	expect_status 1 "$(dirname "$RAYMOND")/tests/luarun" "$TESTS_TOP/tests/lua/testing.lua" fails.lua >out 2>err &&
+	cat err &&
+	grep -q "raymond: internal error: .*cannot show one" err &&
+	[ "$(grep -c "internal error" err)" = 1 ]
+'
+
 test_done
