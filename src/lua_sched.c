@@ -110,6 +110,7 @@ struct ray_job {
 	int input_ref;		/* the string for stdin, or LUA_NOREF */
 	int prints_ref;		/* function called per <print> line, or LUA_NOREF */
 	struct ray_buf print_line;	/* the <print> line being assembled */
+	int prints_failed;	/* the prints function raised; no more calls */
 };
 
 struct ray_host *
@@ -299,9 +300,43 @@ record_chunk(struct ray_job *j, const char *piece, const char *data, size_t len)
 
 /*
  * The longest <print> line handed to a `prints` function whole; a longer
- * one is handed on in pieces of this size (a terminal shows its start).
+ * one is handed on in pieces of about this size (a terminal shows its
+ * start), each cut between characters.
  */
 #define PRINT_LINE_MAX 65536
+
+/*
+ * How much of the `len` bytes at s (valid UTF-8, as termsafe makes it)
+ * to hand on so that no character is split: all of them, or up to the
+ * start of a last character they end inside.
+ */
+static size_t
+utf8_cut(const char *s, size_t len)
+{
+	size_t i = len, need;
+	unsigned char c;
+
+	while (i > 0 && len - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i == 0)
+		return len;
+	c = (unsigned char)s[i - 1];
+	need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+	return len - (i - 1) < need ? i - 1 : len;
+}
+
+/*
+ * Hand the first n bytes of the <print> line to the `prints` function
+ * and drop them.  A function that raised is reported once (call_fn) and
+ * called no more, as the line function is.
+ */
+static void
+print_line_out(struct ray_job *j, size_t n)
+{
+	if (call_fn(j, j->prints_ref, j->print_line.data, n, 0) < 0)
+		j->prints_failed = 1;
+	ray_buf_consume(&j->print_line, n);
+}
 
 /*
  * Shown <print> text, to stdout; or, when the job has a `prints`
@@ -318,7 +353,7 @@ print_out(void *ud, const char *text, size_t len)
 		fwrite(text, 1, len, stdout);
 		return;
 	}
-	while (len > 0) {
+	while (len > 0 && !j->prints_failed) {
 		size_t n, room = PRINT_LINE_MAX - j->print_line.len;
 
 		nl = memchr(text, '\n', len);
@@ -331,11 +366,11 @@ print_out(void *ud, const char *text, size_t len)
 		if (len > 0 && *text == '\n') {
 			text++;
 			len--;
-		} else if (j->print_line.len < PRINT_LINE_MAX) {
-			break;
+			print_line_out(j, j->print_line.len);
+		} else if (j->print_line.len == PRINT_LINE_MAX) {
+			print_line_out(j, utf8_cut(j->print_line.data,
+			    j->print_line.len));
 		}
-		call_fn(j, j->prints_ref, j->print_line.data, j->print_line.len, 0);
-		ray_buf_reset(&j->print_line);
 	}
 }
 

@@ -29,6 +29,7 @@
 -- and is cut to the terminal's width.
 
 local raymond = require("raymond")
+local usd = require("raymond.text").usd
 
 local M = {}
 
@@ -66,8 +67,6 @@ local function clock(seconds)
   if seconds < 3600 then return string.format("%d:%02d", seconds // 60, seconds % 60) end
   return string.format("%d:%02d:%02d", seconds // 3600, seconds // 60 % 60, seconds % 60)
 end
-
-local function usd(x) return string.format("$%.4f", x) end
 
 function M.open(run)
   local v = setmetatable({ run = run, agents = {}, done = 0, height = 0, drawn = nil,
@@ -116,7 +115,7 @@ function View:footer(now)
   local rec = self.run.rec
   local budget = rec.launch.budget
   local n = #rec.agents
-  return string.format("%s%s  %d agent%s live, %d done  %s", usd(rec.cost or 0),
+  return string.format("%s%s  %d agent%s live, %d done  %s", usd(rec.cost),
     (budget and budget > 0) and string.format(" of $%.2f budget", budget) or "",
     n, n == 1 and "" or "s", self.done, clock(now - self.run.t0))
 end
@@ -133,7 +132,7 @@ function View:lines(now, cols, rows)
   for i = 1, room do
     local a = agents[i]
     local s = self.agents[a.id]
-    local cost = s.turn and ("turn " .. usd(s.turn.seen or 0)) or (s.last and ("last turn " .. usd(s.last)) or "")
+    local cost = s.turn and ("turn " .. usd(s.turn.seen)) or (s.last and ("last turn " .. usd(s.last)) or "")
     local id = raymond.printable(a.id)
     local text = M.cut(string.format("%s  %s  %s%s", id, raymond.printable(a.state), clock(now - s.since),
       cost ~= "" and ("  " .. cost) or ""), cols - 1)

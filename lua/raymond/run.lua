@@ -69,7 +69,6 @@ function M.new(fields)
   run.rec.open_turns = run.rec.open_turns or {}
   run.flight = {}
   run.hook_call = setmetatable({}, { __mode = "k" })
-  run.last_decision = {}
   run.looping = 0
   return run
 end
@@ -240,17 +239,17 @@ end
 -- per handler whose fields took effect, naming its file and line.  A
 -- transition shows as progress (a stop and a block show in their own
 -- messages, which name the handler too); every line goes to the debug
--- record as a "decision" piece.  A handler asked again with nothing
--- changed (PreTurn's waitForTurns, every 0.2 s) is recorded once.
-function Run:decision_lines(name, agent, d, tr)
+-- record as a "decision" piece.  `seen`, when given, holds the lines of
+-- earlier asks of the same question (PreTurn's waitForTurns asks again
+-- every 0.2 s): a line already in it is not shown or recorded again.
+function Run:decision_lines(name, agent, d, tr, seen)
   local id = agent and agent.id or "run"
   for _, m in ipairs(d.made or {}) do
     local what = said(m.fields, agent and agent.state, tr)
     if what then
       local line = string.format("[%s] %s %s: %s", id, console.rel(m.where, self.cwd), name, what)
-      local key = id .. "\0" .. name
-      if self.last_decision[key] ~= line then
-        self.last_decision[key] = line
+      if not (seen and seen[line]) then
+        if seen then seen[line] = true end
         if m.fields.transition then console.progress("%s", line) end
         if self.record then self.record:decision(line) end
       end
@@ -265,14 +264,15 @@ end
 --   { kind = "transition", transition = tr }
 --   { kind = "error", msg = "..." }        an invalid transition
 -- or nil when the run stopped or failed (a hook's stop is acted on here).
--- Fields that set values are copied onto `target`.
-function Run:decide(name, agent, fields, target)
+-- Fields that set values are copied onto `target`; `seen` is for
+-- decision_lines.
+function Run:decide(name, agent, fields, target, seen)
   local d = self:emit(name, agent, fields)
   if not d then return nil end
   local v = events.verdict(d, target)
   local tr, err
   if v == "transition" then tr, err = self:hook_transition(d) end
-  self:decision_lines(name, agent, d, tr)
+  self:decision_lines(name, agent, d, tr, seen)
   if v == "stop" then
     self:stop(agent, string.format("stopped by %s: %s", d.by.continue, d.stopReason or "a hook stopped the run"),
       d.resumeArgs)
@@ -337,9 +337,9 @@ end
 -- turn's entry (entry.usd: its cap, 0 for none), or nil when the run
 -- stopped or failed.
 function Run:open_turn(agent, key, turn)
-  local set = {}
+  local set, seen = {}, {}
   while true do
-    if not self:decide("PreTurn", agent, { turn = turn }, set) then return nil end
+    if not self:decide("PreTurn", agent, { turn = turn }, set, seen) then return nil end
     local _, open = self:reserved()
     if not set.wait_for_turns or open == 0 then break end
     -- Not now: ask again once a turn in flight has ended, or once the

@@ -2,7 +2,6 @@
 --
 --   local info = runinfo.read(ws, id)     -- one run, as it is now
 --   local all = runinfo.all(ws)           -- every run, newest first
---   runinfo.usd(0.5)         --> "$0.5000"
 --   runinfo.duration(192)    --> "3m12s"
 --   runinfo.seconds("7d")    --> 604800, or nil
 --
@@ -36,8 +35,6 @@ function M.epoch(iso)
   local days = era * 146097 + doe - 719468
   return days * 86400 + tonumber(h) * 3600 + tonumber(mi) * 60 + tonumber(s)
 end
-
-function M.usd(x) return string.format("$%.4f", x or 0) end
 
 -- "45s", "3m12s", "2h05m", "3d04h": two units at most, as a person reads
 -- a duration at a glance.

@@ -14,6 +14,10 @@ function M.trim(s)
   return s:sub(i, j)
 end
 
+-- An amount of dollars as raymond shows it everywhere: "$0.5000"; nil
+-- is nothing spent.
+function M.usd(x) return string.format("$%.4f", x or 0) end
+
 -- The number of single-letter edits (insert, delete, change) from a to b.
 function M.distance(a, b)
   local prev = {}

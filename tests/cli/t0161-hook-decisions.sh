@@ -52,6 +52,21 @@ test_expect_success '--quiet hides the decision line; the debug record still has
 	decisions | grep -F "[main] wf/hooks.lua:1 PreTransition: routed START.sh -> goto C.sh"
 '
 
+test_expect_success 'a hook deciding again in a loop is shown and recorded each time' '
+	two_step &&
+	state A.sh <<-\EOS &&
+	echo x >>a-ran
+	if [ "$(wc -l <a-ran)" -lt 3 ]; then echo "<goto>START</goto>"; else echo "<result>looped</result>"; fi
+	EOS
+	printf "return {\n  PreTransition = function(ev)\n    if ev.state == \"START.sh\" then return { transition = { tag = \"goto\", target = \"A\" }, reason = \"policy\" } end\n  end,\n}\n" >wf/hooks.lua &&
+	raymond wf >out 2>err &&
+	grep -x looped out &&
+	[ "$(wc -l <a-ran)" = 3 ] &&
+	! test -e b-ran &&
+	[ "$(grep -cxF "[main] wf/hooks.lua:2 PreTransition: routed START.sh -> goto A.sh: policy" err)" = 3 ] &&
+	[ "$(decisions | grep -cF "[main] wf/hooks.lua:2 PreTransition: routed START.sh -> goto A.sh: policy")" = 3 ]
+'
+
 test_expect_success 'a stop by a default hook names hooks/FILE.lua:LINE, and the record holds the stop' '
 	use_fake &&
 	state START.md <<-\EOS &&

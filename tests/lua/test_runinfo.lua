@@ -5,6 +5,7 @@ local T = require("testing")
 local raymond = require("raymond")
 local runinfo = require("raymond.runinfo")
 local runstate = require("raymond.runstate")
+local text = require("raymond.text")
 
 T.test("epoch reads the UTC times runstate writes, leap days and fractions included", function()
   T.eq(runinfo.epoch("1970-01-01T00:00:00.000000Z"), 0)
@@ -16,6 +17,12 @@ T.test("epoch reads the UTC times runstate writes, leap days and fractions inclu
   T.eq(math.abs(runinfo.epoch(runstate.iso(now)) - now) < 1e-5, true, "round trip through runstate.iso")
   T.eq(runinfo.epoch("2026-11-25 10:26:18"), nil, "not runstate's form")
   T.eq(runinfo.epoch(nil), nil)
+end)
+
+T.test("an amount shows as dollars to four places, nothing spent as zero", function()
+  T.eq(text.usd(0.5), "$0.5000")
+  T.eq(text.usd(0.00751), "$0.0075")
+  T.eq(text.usd(nil), "$0.0000")
 end)
 
 T.test("duration shows two units at most", function()

@@ -1,6 +1,7 @@
--- raymond.spawn's input= and lines_max= (src/lua_sched.c, src/proc.c):
+-- raymond.spawn's input=, lines_max= and prints= (src/lua_sched.c, src/proc.c):
 -- stdin is a pipe the loop fills without blocking, or /dev/null; a line
--- longer than the cap kills the command instead of growing memory.
+-- longer than the cap kills the command instead of growing memory; a
+-- <print> line reaches prints whole, or in pieces cut between characters.
 local T = require("testing")
 local raymond = require("raymond")
 
@@ -56,3 +57,21 @@ T.test("a last line without a newline is handed on, marked unterminated", functi
   T.eq(got[2][1], "b")
   T.eq(got[2][2], true)
 end)
+
+-- A <print> line longer than the prints function takes whole (64 KiB)
+-- is handed on in pieces, each cut between characters: each text puts
+-- a character of two, three or four bytes across the 65536th byte.
+for _, text in ipairs({ "a" .. string.rep("\u{e9}", 40000), "ab" .. string.rep("\u{20ac}", 30000),
+                        "ab" .. string.rep("\u{1f600}", 20000) }) do
+  local pieces = {}
+  raymond.spawn({
+    argv = { "sh", "-c", "printf '<print>%s</print>' \"$1\"", "sh", text }, tags = true,
+    prints = function(l) pieces[#pieces + 1] = l end,
+  })
+  T.test("a long <print> line reaches prints in pieces cut between UTF-8 characters (" .. #text .. " bytes)", function()
+    T.eq(utf8.len(text:sub(1, 65536)), nil, "a character crosses the 65536th byte")
+    T.eq(#pieces, 2)
+    T.eq(table.concat(pieces) == text, true, "the pieces make up the line")
+    for i, p in ipairs(pieces) do T.eq(utf8.len(p) ~= nil, true, "piece " .. i .. " is whole characters") end
+  end)
+end

@@ -5,6 +5,7 @@
 local raymond = require("raymond")
 local console = require("raymond.console")
 local runinfo = require("raymond.runinfo")
+local text = require("raymond.text")
 local workspace = require("raymond.workspace")
 
 local M = {}
@@ -88,7 +89,7 @@ end
 -- The columns of one run.
 local function row(info, cwd)
   if not info.rec then return { info.id, info.status, info.error } end
-  return { info.id, info.status, runinfo.usd(info.cost), runinfo.duration(info.elapsed),
+  return { info.id, info.status, text.usd(info.cost), runinfo.duration(info.elapsed),
            runinfo.short_states(info.states), console.rel(info.workflow, cwd) }
 end
 

@@ -6,6 +6,7 @@ local raymond = require("raymond")
 local hooks = require("raymond.hooks")
 local resolve = require("raymond.resolve")
 local runinfo = require("raymond.runinfo")
+local text = require("raymond.text")
 
 local M = {}
 
@@ -32,9 +33,9 @@ agent's "cost", the budget "launch.budget").  A run whose raymond died
 -- "$1.2345 of a $10.00 budget", or "of no budget" when it has none.
 local function cost_line(info)
   if info.budget > 0 then
-    return string.format("%s of a $%.2f budget", runinfo.usd(info.cost), info.budget)
+    return string.format("%s of a $%.2f budget", text.usd(info.cost), info.budget)
   end
-  return runinfo.usd(info.cost) .. " (no budget)"
+  return text.usd(info.cost) .. " (no budget)"
 end
 
 function M.main(opts)
@@ -68,7 +69,7 @@ function M.main(opts)
     local line = string.format("  %s at %s", a.id, a.state)
     if #stack > 0 then line = line .. " (returns to " .. table.concat(stack, " < ") .. ")" end
     if a.input then line = line .. string.format(" [input: %q]", a.input:sub(1, 60)) end
-    line = line .. ", " .. runinfo.usd(a.cost) .. " spent"
+    line = line .. ", " .. text.usd(a.cost) .. " spent"
     out[#out + 1] = line
   end
   if run.result then out[#out + 1] = "Result:    " .. run.result end

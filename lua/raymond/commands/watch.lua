@@ -18,6 +18,7 @@
 local raymond = require("raymond")
 local console = require("raymond.console")
 local runinfo = require("raymond.runinfo")
+local text = require("raymond.text")
 local workspace = require("raymond.workspace")
 
 local M = {}
@@ -52,9 +53,9 @@ end
 
 local function cost_text(info)
   if info.budget > 0 then
-    return string.format("cost %s of $%.2f", runinfo.usd(info.cost), info.budget)
+    return string.format("cost %s of $%.2f", text.usd(info.cost), info.budget)
   end
-  return "cost " .. runinfo.usd(info.cost)
+  return "cost " .. text.usd(info.cost)
 end
 
 -- The lines for what changed from `old` to `new`.
