@@ -622,7 +622,7 @@ M.checks = {
         local list = fm and type(fm.allowed_transitions) == "table" and fm.allowed_transitions or {}
         if #list < 2 then return end
         for _, e in ipairs(list) do
-          local target = type(e) == "table" and e.tag ~= "result" and e.target ~= nil and trim(tostring(e.target))
+          local target = type(e) == "table" and e.tag ~= "result" and type(e.target) == "string" and trim(e.target)
           if target and target ~= "" then
             local stem = target:gsub("%.%w+$", "")
             if not st.body:find(target, 1, true) and not st.body:find(stem, 1, true) then

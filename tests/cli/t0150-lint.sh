@@ -54,6 +54,27 @@ test_expect_success 'invalid-frontmatter: a field of the wrong type, a bad allow
 	lacks invalid-frontmatter
 '
 
+test_expect_success 'invalid-frontmatter: a list or mapping where an entry wants a string' '
+	printf -- "---\nmodel: haiku\nallowed_transitions:\n  - {tag: result, payload: [1]}\n---\n<result>x</result>\n" | state START.md &&
+	finds invalid-frontmatter 1 &&
+	grep -qx "wf/START.md:3: error: allowed_transitions\[1\] payload must be a string, got a list \[invalid-frontmatter\]" out &&
+	expect_status 0 raymond diagram wf >out 2>err &&
+	grep -q "START" out && ! grep -q "internal error" err &&
+	printf -- "---\nallowed_transitions:\n  - {tag: goto, target: [1]}\n---\n<result>x</result>\n" | state START.md &&
+	finds invalid-frontmatter 1 &&
+	grep -q "^wf/START.md:2: error: allowed_transitions\[1\] target must be a string, got a list" out &&
+	printf -- "---\nallowed_transitions:\n  - {tag: goto, target: [1]}\n  - {tag: goto, target: START}\n---\nSTART\n" | state START.md &&
+	finds invalid-frontmatter 1 &&
+	! grep -q "table: 0x" out &&
+	printf -- "---\nallowed_transitions:\n  - {tag: call, target: START, return: {a: 1}}\n---\n<result>x</result>\n" | state START.md &&
+	finds invalid-frontmatter 1 &&
+	grep -q "allowed_transitions\[1\] return must be a string, got a mapping" out &&
+	expect_status 1 raymond wf >out 2>err &&
+	grep -q "^wf/START.md:2: error: allowed_transitions\[1\] return must be a string, got a mapping" err &&
+	expect_status 1 raymond wf --no-lint >out 2>err &&
+	grep -q "wf/START.md: allowed_transitions\[1\] return must be a string, got a mapping" err
+'
+
 test_expect_success 'invalid-model: not a model name' '
 	printf -- "---\nmodel: sonet\n---\n<result>x</result>\n" | state START.md &&
 	finds invalid-model 1 &&
