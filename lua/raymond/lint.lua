@@ -565,8 +565,11 @@ M.checks = {
     check = function(wf, add)
       local e = wf.hooks.error
       -- The first line: a traceback says where in raymond, not in the file.
-      local msg = e and e.msg:match("^[^\n]*")
-      if e then add(e.file, tonumber(msg:match(":(%d+):")), msg) end
+      -- Only the file's own name gives the line: the message may also
+      -- name a line of raymond's (lua/raymond/hooks.lua:175:).
+      if not e then return end
+      local msg = e.msg:match("^[^\n]*")
+      add(e.file, tonumber(msg:match(e.file:gsub("%p", "%%%0") .. ":(%d+):")), msg)
     end,
   },
   {

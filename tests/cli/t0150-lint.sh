@@ -173,6 +173,9 @@ test_expect_success 'hook-load-error: a hook file that does not load, at its lin
 	printf "return {\n  PreState = function(ev)\n}\n" >wf/hooks.lua &&
 	finds hook-load-error 1 &&
 	grep -q "^wf/hooks.lua:3: error: hook file .*does not load" out &&
+	printf "\n\nreturn setmetatable({}, {})\n" >wf/hooks.lua &&
+	finds hook-load-error 1 &&
+	grep -q "^wf/hooks.lua: error: hook file .*: lua/raymond/hooks.lua:[0-9]*: a hook must return plain tables" out &&
 	printf "return {}\n" >wf/hooks.lua &&
 	lacks hook-load-error
 '
