@@ -192,6 +192,14 @@ local function literal_decisions(wf, fn)
   local src = table.concat(lines, "\n")
   local found = {}
   if select(2, src:gsub("%f[%w_]function%f[^%w_]", "")) > 1 then return found, f end
+  -- The lines may hold more than the function (`return { PreState =
+  -- function() ... end }` on one line): keep its own text, from its
+  -- `function` keyword (on its first line) to its last `end`.
+  local first = src:find("%f[%w_]function%f[^%w_]")
+  local last
+  for pos in src:gmatch("%f[%w_]end%f[^%w_]()") do last = pos end
+  if not first or not last or last < first then return found, f end
+  src = src:sub(first, last - 1)
   for pos, ctor in src:gmatch("()%f[%w_]return%s*(%b{})") do
     local chunk = load("return " .. ctor, "=decision", "t", {})
     local ok, d = false, nil

@@ -186,6 +186,13 @@ test_expect_success 'hook-decision: a literal decision of the wrong type or to n
 	printf "return {\n  PreState = function(ev)\n    return { continue = \"no\" }\n  end,\n}\n" >wf/hooks/a.lua &&
 	finds hook-decision 1 &&
 	grep -q "^wf/hooks/a.lua:3: error: PreState decision field .continue. should be a boolean" out &&
+	# The table the file returns, on the handler'"'"'s line, is not a decision.
+	printf "return { PreState = function() return { continue = \"no\" } end }\n" >wf/hooks/a.lua &&
+	finds hook-decision 1 &&
+	grep -q "^wf/hooks/a.lua:1: error: PreState decision field .continue. should be a boolean" out &&
+	! grep -q "unknown field .PreState." out &&
+	printf "return { PreState = function() return nil end }\n" >wf/hooks/a.lua &&
+	lacks hook-decision && lacks hook-decision-field &&
 	printf "return {\n  PostState = function(ev)\n    return { transition = { tag = \"goto\", target = \"NOPE\" } }\n  end,\n}\n" >wf/hooks/a.lua &&
 	finds hook-decision 1 &&
 	printf "return {\n  PreState = function(ev)\n    return { continue = false, stopReason = \"x\" .. ev.state }\n  end,\n}\n" >wf/hooks/a.lua &&
