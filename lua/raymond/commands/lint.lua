@@ -19,6 +19,11 @@ M.args = {
 }
 M.extra_hint = "give one WORKFLOW"
 
+M.options = {
+  { name = "json", key = "json",
+    help = "print the findings as a JSON array of {file, line,\nseverity, message, check}" },
+}
+
 M.flags = {
   { "lint options", "json", "level", "hooks", "no-default-hooks", "no-config" },
 }
