@@ -237,17 +237,26 @@ local function fm_find(st, needle, from_line)
   return from_line
 end
 
+local function scalars(entry)
+  for _, v in pairs(entry) do
+    if type(v) == "table" then return false end
+  end
+  return true
+end
+
 local function allowed_edges(wf, st, list)
   local key_line = st.fm_line("allowed_transitions")
   local last = key_line
   for _, entry in ipairs(list) do
-    if type(entry) == "table" and type(entry.tag) == "string" and TAG[entry.tag] then
+    -- An entry holding a list or mapping is left out: raymond.policy
+    -- refuses it, and the lint reports that (invalid-frontmatter).
+    if type(entry) == "table" and type(entry.tag) == "string" and TAG[entry.tag] and scalars(entry) then
       local attrs = {}
       for k, v in pairs(entry) do
         if k ~= "tag" and k ~= "target" and k ~= "payload" then attrs[k] = tostring(v) end
       end
-      local t = { name = entry.tag, attrs = attrs,
-        body = entry.tag == "result" and entry.payload or (entry.target ~= nil and tostring(entry.target) or nil) }
+      local body = entry.tag == "result" and entry.payload or entry.target
+      local t = { name = entry.tag, attrs = attrs, body = body ~= nil and tostring(body) or nil }
       last = fm_find(st, t.body or entry.tag, last) or last
       add_edge(wf, st, tag_edge(wf, t, last, "allowed_transitions"))
     end

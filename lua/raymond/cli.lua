@@ -77,8 +77,10 @@ M.options = {
     help = "print no progress and no live view, only errors and the\nworkflow's output" },
   { name = "no-debug", key = "debug", value = false,
     help = "keep no per-step record in .raymond/debug/" },
+  -- The old form's --json, which goes with --status ID; each command
+  -- taking --json gives its own, saying what it prints.
   { name = "json", key = "json",
-    help = "print it as JSON (status: the run's whole state, as a\nresume would read it; lint: the findings)" },
+    help = "with --status ID: print the run's whole state as JSON" },
   { name = "no-config", key = "no_config",
     help = "read no config file (.raymond/config.yaml, the user's)" },
   { name = "user", key = "user",

@@ -192,6 +192,14 @@ local function literal_decisions(wf, fn)
   local src = table.concat(lines, "\n")
   local found = {}
   if select(2, src:gsub("%f[%w_]function%f[^%w_]", "")) > 1 then return found, f end
+  -- The lines may hold more than the function (`return { PreState =
+  -- function() ... end }` on one line): keep its own text, from its
+  -- `function` keyword (on its first line) to its last `end`.
+  local first = src:find("%f[%w_]function%f[^%w_]")
+  local last
+  for pos in src:gmatch("%f[%w_]end%f[^%w_]()") do last = pos end
+  if not first or not last or last < first then return found, f end
+  src = src:sub(first, last - 1)
   for pos, ctor in src:gmatch("()%f[%w_]return%s*(%b{})") do
     local chunk = load("return " .. ctor, "=decision", "t", {})
     local ok, d = false, nil
@@ -565,8 +573,11 @@ M.checks = {
     check = function(wf, add)
       local e = wf.hooks.error
       -- The first line: a traceback says where in raymond, not in the file.
-      local msg = e and e.msg:match("^[^\n]*")
-      if e then add(e.file, tonumber(msg:match(":(%d+):")), msg) end
+      -- Only the file's own name gives the line: the message may also
+      -- name a line of raymond's (lua/raymond/hooks.lua:175:).
+      if not e then return end
+      local msg = e.msg:match("^[^\n]*")
+      add(e.file, tonumber(msg:match(e.file:gsub("%p", "%%%0") .. ":(%d+):")), msg)
     end,
   },
   {
@@ -622,7 +633,7 @@ M.checks = {
         local list = fm and type(fm.allowed_transitions) == "table" and fm.allowed_transitions or {}
         if #list < 2 then return end
         for _, e in ipairs(list) do
-          local target = type(e) == "table" and e.tag ~= "result" and e.target ~= nil and trim(tostring(e.target))
+          local target = type(e) == "table" and e.tag ~= "result" and type(e.target) == "string" and trim(e.target)
           if target and target ~= "" then
             local stem = target:gsub("%.%w+$", "")
             if not st.body:find(target, 1, true) and not st.body:find(stem, 1, true) then

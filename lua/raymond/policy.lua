@@ -88,6 +88,11 @@ function M.parse(meta, file, extra)
     end
     local entry = { attrs = {} }
     for k, v in pairs(e) do
+      -- A flow list or mapping ([1], {a: 1}) would become "table: 0x...".
+      if type(v) == "table" then
+        return nil, string.format("%s: allowed_transitions[%d] %s must be a string, got %s", file, i,
+          tostring(k), (next(v) == nil or v[1] ~= nil) and "a list" or "a mapping")
+      end
       if entry_keys[k] then entry[k] = trim(v) else entry.attrs[k] = tostring(v) end
     end
     if not tags.by_name[entry.tag] then

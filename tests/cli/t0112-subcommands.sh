@@ -132,6 +132,21 @@ test_expect_success 'help CMD and CMD --help show that command alone' '
 	err_is 1 "unknown command '\''nope'\''" "commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version" -- raymond help nope
 '
 
+test_expect_success 'each command that takes --json says what its --json prints' '
+	for c in status lint config list; do
+		raymond help $c >h.$c &&
+		sed -n "/^  --json/,/^  --[a-z]/p" h.$c | sed "\$d" >j.$c &&
+		test -s j.$c || { echo "no --json in help $c"; cat h.$c; return 1; }
+	done &&
+	grep -q "state file and journal" j.status && ! grep -qi "lint\|finding" j.status &&
+	grep -q "findings" j.lint && ! grep -q "status\|resume" j.lint &&
+	grep -q "settings" j.config && ! grep -q "status\|lint\|finding" j.config &&
+	grep -q "runs" j.list &&
+	raymond help >help &&
+	! grep -q "status: the run.s whole state" help &&
+	test "$(awk "length > 80" help h.status h.lint h.config | wc -l)" = 0
+'
+
 test_expect_success 'version and --version, with and without Lua' '
 	raymond version >v1 && raymond --version >v2 && cmp v1 v2 &&
 	grep -q "^raymond [0-9]" v1 &&

@@ -54,6 +54,27 @@ test_expect_success 'invalid-frontmatter: a field of the wrong type, a bad allow
 	lacks invalid-frontmatter
 '
 
+test_expect_success 'invalid-frontmatter: a list or mapping where an entry wants a string' '
+	printf -- "---\nmodel: haiku\nallowed_transitions:\n  - {tag: result, payload: [1]}\n---\n<result>x</result>\n" | state START.md &&
+	finds invalid-frontmatter 1 &&
+	grep -qx "wf/START.md:3: error: allowed_transitions\[1\] payload must be a string, got a list \[invalid-frontmatter\]" out &&
+	expect_status 0 raymond diagram wf >out 2>err &&
+	grep -q "START" out && ! grep -q "internal error" err &&
+	printf -- "---\nallowed_transitions:\n  - {tag: goto, target: [1]}\n---\n<result>x</result>\n" | state START.md &&
+	finds invalid-frontmatter 1 &&
+	grep -q "^wf/START.md:2: error: allowed_transitions\[1\] target must be a string, got a list" out &&
+	printf -- "---\nallowed_transitions:\n  - {tag: goto, target: [1]}\n  - {tag: goto, target: START}\n---\nSTART\n" | state START.md &&
+	finds invalid-frontmatter 1 &&
+	! grep -q "table: 0x" out &&
+	printf -- "---\nallowed_transitions:\n  - {tag: call, target: START, return: {a: 1}}\n---\n<result>x</result>\n" | state START.md &&
+	finds invalid-frontmatter 1 &&
+	grep -q "allowed_transitions\[1\] return must be a string, got a mapping" out &&
+	expect_status 1 raymond wf >out 2>err &&
+	grep -q "^wf/START.md:2: error: allowed_transitions\[1\] return must be a string, got a mapping" err &&
+	expect_status 1 raymond wf --no-lint >out 2>err &&
+	grep -q "wf/START.md: allowed_transitions\[1\] return must be a string, got a mapping" err
+'
+
 test_expect_success 'invalid-model: not a model name' '
 	printf -- "---\nmodel: sonet\n---\n<result>x</result>\n" | state START.md &&
 	finds invalid-model 1 &&
@@ -152,6 +173,9 @@ test_expect_success 'hook-load-error: a hook file that does not load, at its lin
 	printf "return {\n  PreState = function(ev)\n}\n" >wf/hooks.lua &&
 	finds hook-load-error 1 &&
 	grep -q "^wf/hooks.lua:3: error: hook file .*does not load" out &&
+	printf "\n\nreturn setmetatable({}, {})\n" >wf/hooks.lua &&
+	finds hook-load-error 1 &&
+	grep -q "^wf/hooks.lua: error: hook file .*: lua/raymond/hooks.lua:[0-9]*: a hook must return plain tables" out &&
 	printf "return {}\n" >wf/hooks.lua &&
 	lacks hook-load-error
 '
@@ -162,6 +186,13 @@ test_expect_success 'hook-decision: a literal decision of the wrong type or to n
 	printf "return {\n  PreState = function(ev)\n    return { continue = \"no\" }\n  end,\n}\n" >wf/hooks/a.lua &&
 	finds hook-decision 1 &&
 	grep -q "^wf/hooks/a.lua:3: error: PreState decision field .continue. should be a boolean" out &&
+	# The table the file returns, on the handler'"'"'s line, is not a decision.
+	printf "return { PreState = function() return { continue = \"no\" } end }\n" >wf/hooks/a.lua &&
+	finds hook-decision 1 &&
+	grep -q "^wf/hooks/a.lua:1: error: PreState decision field .continue. should be a boolean" out &&
+	! grep -q "unknown field .PreState." out &&
+	printf "return { PreState = function() return nil end }\n" >wf/hooks/a.lua &&
+	lacks hook-decision && lacks hook-decision-field &&
 	printf "return {\n  PostState = function(ev)\n    return { transition = { tag = \"goto\", target = \"NOPE\" } }\n  end,\n}\n" >wf/hooks/a.lua &&
 	finds hook-decision 1 &&
 	printf "return {\n  PreState = function(ev)\n    return { continue = false, stopReason = \"x\" .. ev.state }\n  end,\n}\n" >wf/hooks/a.lua &&

@@ -182,6 +182,25 @@ test_expect_success 'a hook file that does not load is refused before the run, -
 	grep -q "fix the hook, then continue with" err
 '
 
+test_expect_success 'lint reads the config file'"'"'s hooks and no_default_hooks as a run does; --no-config skips it' '
+	printf "echo \"<result>x</result>\"\n" | state START.sh &&
+	mkdir -p .raymond hk &&
+	printf "return {\n" >hk/bad.lua &&
+	printf "raymond:\n  hooks: [hk/bad.lua]\n" >.raymond/config.yaml &&
+	expect_status 1 raymond lint wf >out 2>err &&
+	grep -q "^hk/bad.lua:2: error: .*\[hook-load-error\]$" out &&
+	expect_status 1 raymond wf 2>err &&
+	grep -q "^hk/bad.lua:2: error: .*\[hook-load-error\]$" err &&
+	raymond lint wf --no-config >out &&
+	! grep -q hook-load-error out &&
+	printf -- "---\nmax_visits: 2\non_max_visits: NOPE\n---\n<result>x</result>\n" | state START.md && rm wf/START.sh &&
+	printf "raymond:\n  no_default_hooks: true\n" >.raymond/config.yaml &&
+	raymond lint wf >out &&
+	! grep -q missing-target out &&
+	expect_status 1 raymond lint wf --no-config >out &&
+	grep -q "NOPE.*\[missing-target\]$" out
+'
+
 test_expect_success 'every example workflow lints without an error or a warning' '
 	for w in "$TESTS_TOP"/workflows/*/; do
 		raymond lint "$w" >out || { echo "$w:"; cat out; exit 1; }

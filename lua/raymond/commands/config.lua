@@ -11,6 +11,10 @@ local M = {}
 
 M.usage = { "raymond config [--json] [options]" }
 
+M.options = {
+  { name = "json", key = "json", help = "print the settings and the files read as one JSON object" },
+}
+
 M.flags = {
   { "config options", "json", "timeout", "max-parallel", "max-agents", "allow-cd" },
   cli.groups.markdown,

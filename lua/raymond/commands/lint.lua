@@ -19,14 +19,20 @@ M.args = {
 }
 M.extra_hint = "give one WORKFLOW"
 
+M.options = {
+  { name = "json", key = "json",
+    help = "print the findings as a JSON array of {file, line,\nseverity, message, check}" },
+}
+
 M.flags = {
-  { "lint options", "json", "level", "hooks", "no-default-hooks" },
+  { "lint options", "json", "level", "hooks", "no-default-hooks", "no-config" },
 }
 
 M.help = [[
 Checks WORKFLOW without running it: every state file, its frontmatter and
 the tags it writes, the transitions between states, and the hook files, as
-a run would load them (--hooks and --no-default-hooks as for a run).  Each
+a run would load them (--hooks and --no-default-hooks as for a run, and
+the config files' hooks and no_default_hooks unless --no-config).  Each
 finding is one line, file:line: severity: message [check], then a summary;
 --json prints them as a JSON array.  --level (default warning) hides the
 findings below it; the summary counts them all.  raymond run does the error
@@ -59,7 +65,15 @@ local function json(diags, cwd)
   return raymond.json_encode(list)
 end
 
+-- The config files' settings the lint reads: those that choose the hooks.
+local SETTINGS = { hooks = true, no_default_hooks = true }
+
 function M.main(opts)
+  local from, cerr = require("raymond.config").settle(opts, SETTINGS)
+  if not from then
+    console.error(cerr.msg, nil, cerr.hint)
+    return 1
+  end
   local wf, err = load(opts)
   if not wf then
     console.error(err.msg, nil, err.hint)

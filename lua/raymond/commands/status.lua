@@ -17,6 +17,11 @@ M.args = {
     hint = "raymond status ID; list runs with: raymond list" },
 }
 
+M.options = {
+  { name = "json", key = "json",
+    help = "print the run's state file and journal as one JSON\nrecord, exactly as a resume would read it" },
+}
+
 M.flags = {
   { "status options", "json" },
 }
