@@ -4,8 +4,8 @@
 --   local from = config.apply(opts, cfg [, only])
 --   local from, err = config.settle(opts [, only])   -- load, warn, apply
 --
--- Two files are read: the project's, the first .raymond/config.yaml in
--- the current directory or a parent, and the user's,
+-- Two files are read: the project's, config.yaml in the .raymond folder
+-- that holds the runs (raymond.workspace.find_root), and the user's,
 -- $XDG_CONFIG_HOME/raymond/config.yaml (else ~/.config/raymond/config.yaml).
 -- Each holds a mapping `raymond:` of the settings in M.KEYS.  A setting the
 -- command line gives wins, else the project's, else the user's, else
@@ -37,6 +37,7 @@ local cli = require("raymond.cli")
 local console = require("raymond.console")
 local engine = require("raymond.engine")
 local text = require("raymond.text")
+local workspace = require("raymond.workspace")
 
 local M = {}
 
@@ -101,16 +102,14 @@ local function dirname(path)
   return (d == nil or d == "") and "/" or d
 end
 
--- The project's config file: the first .raymond/config.yaml in `cwd` or
--- a parent (anything by that name, so a broken link is reported).
+-- The project's config file: config.yaml in the .raymond folder where
+-- the runs go (raymond.workspace.find_root), so a file above the project
+-- root is never read.  Returns the path if something is there (anything
+-- by that name, so a broken link is reported), and where the file goes
+-- in any case.
 function M.project_path(cwd)
-  local dir = cwd
-  while true do
-    local path = (dir == "/" and "" or dir) .. "/.raymond/config.yaml"
-    if raymond.stat(path, true) then return path end
-    if dir == "/" then return nil end
-    dir = dirname(dir)
-  end
+  local path = workspace.find_root(cwd) .. "/config.yaml"
+  return raymond.stat(path, true) and path or nil, path
 end
 
 -- Where the user's config file is, whether or not it exists.  An

@@ -11,8 +11,10 @@
 --                               (raymond.leftovers)
 --   .raymond/debug/<id>.record  the debug record (raymond.record)
 --   .raymond/extract/<id>/      an archive workflow's scripts (raymond.scope)
---   .raymond/.gitignore         "*", written when missing, so runs never
---                               end up in the project's commits
+--   .raymond/config.yaml        the project's settings (raymond.config)
+--   .raymond/.gitignore         "*" but config.yaml, written when missing,
+--                               so runs never end up in the project's
+--                               commits while the config can
 --
 -- Nothing under .raymond is written through a symbolic link.  A link
 -- planted there (by a checkout, an unpacked archive, someone else) would
@@ -91,13 +93,25 @@ function M.prepare(ws)
   return raymond.mkdir_p(ws.state_dir)
 end
 
--- Write .raymond/.gitignore holding "*" (which ignores itself too) unless
--- something of that name is there: a user's own file is left as it is.
--- A run goes on without it, with a warning.
+-- What .raymond/.gitignore holds: everything is ignored (the file itself
+-- too, so a first run adds nothing to `git status`) but the project's
+-- config, which a team may commit and share.  The "/" matches only the
+-- config at the top of .raymond, never a file of that name further down.
+local GITIGNORE = "*\n!/config.yaml\n"
+
+-- What raymond wrote there before the config could be shared.
+local OLD_GITIGNORE = "*\n"
+
+-- Write .raymond/.gitignore (GITIGNORE) unless something of that name
+-- is there: a user's own file is left as it is.  A file holding exactly
+-- what an earlier raymond wrote is raymond's own, and is brought up to
+-- date so the config shows to git.  A run goes on without it, with a
+-- warning.
 function M.ignore(ws)
   local path = ws.root .. "/.gitignore"
-  if raymond.stat(path, true) then return end
-  local ok, err = raymond.write_atomic(path, "*\n")
+  local kind = raymond.stat(path, true)
+  if kind and not (kind == "file" and raymond.read_file(path, #OLD_GITIGNORE) == OLD_GITIGNORE) then return end
+  local ok, err = raymond.write_atomic(path, GITIGNORE)
   if not ok then
     console.warn("cannot write %s, so git may show the runs: %s", path, err)
   end

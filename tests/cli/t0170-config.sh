@@ -1,9 +1,10 @@
 #!/bin/bash
-# Config files: .raymond/config.yaml found upward from the current
-# directory, and the user's under $XDG_CONFIG_HOME (else ~/.config).  The
-# command line wins over the project's file, that over the user's, that
-# over the defaults; values are checked as the options are, with the file
-# and line in every message; a resumed run keeps its launch options.
+# Config files: the project's in the .raymond folder where the runs go
+# (as raymond.workspace.find_root finds it), and the user's under
+# $XDG_CONFIG_HOME (else ~/.config).  The command line wins over the
+# project's file, that over the user's, that over the defaults; values are
+# checked as the options are, with the file and line in every message; a
+# resumed run keeps its launch options.
 . "$(dirname "$0")/lib.sh"
 
 unset CLAUDECODE RAYMOND_CLAUDE
@@ -109,6 +110,23 @@ test_expect_success 'the project config is found from a subdirectory, and its re
 	grep -qx "allow_cd = $top/hk ($top/.raymond/config.yaml:5)" show &&
 	expect_status 1 raymond ../../wf >out 2>err &&
 	grep -q "script produced no output for 1 seconds" err
+'
+
+test_expect_success 'the project config is the one where the runs go: none above a git project is read' '
+	mkdir -p outer/.raymond outer/proj/sub &&
+	printf "raymond:\n  budget: 1\n" >outer/.raymond/config.yaml &&
+	(cd outer/proj && git init -q .) &&
+	top=$PWD/outer/proj &&
+	(cd outer/proj/sub && raymond config >../../../show) &&
+	grep -qx "budget = 10 (default)" show &&
+	grep -qx "# project config: $top/.raymond/config.yaml (none)" show &&
+	(cd outer/proj/sub && raymond init-config >../../../out) &&
+	grep -qx "Created $top/.raymond/config.yaml" out &&
+	sed -i "s/^  # budget: .*/  budget: 2/" outer/proj/.raymond/config.yaml &&
+	(cd outer/proj/sub && raymond config >../../../show) &&
+	grep -qx "budget = 2 ($top/.raymond/config.yaml:8)" show &&
+	(cd outer && raymond config >../show) &&
+	grep -qx "budget = 1 (.raymond/config.yaml:2)" show
 '
 
 test_expect_success 'the user config: $XDG_CONFIG_HOME/raymond, else ~/.config/raymond' '

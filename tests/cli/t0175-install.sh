@@ -96,6 +96,21 @@ test_expect_success 'the man page renders and has every command and option of th
 	fi
 '
 
+# man_options FILE: the options named in FILE (roff source), one a line.
+man_options() {
+	sed 's/\\-/-/g' "$1" | grep -o -- "--[a-z][a-z-]*"
+}
+
+test_expect_success 'the man page says every option of the old form that chooses a command, as the table has them' '
+	page="$STAGE/usr/share/man/man1/raymond.1" &&
+	sed -n "/^A first argument naming a command/,/choose the command/p" "$page" >para &&
+	sed -n "/^\.SS The old form/,/^\.SH/{/^\\\\fB/p}" "$page" >old &&
+	man_options para >said && man_options old >table &&
+	cat said table &&
+	test "$(wc -l <table)" -ge 6 && grep -qx -- --init-config table &&
+	diff -u table said
+'
+
 # complete WORD...: what the installed bash completion offers for the
 # command line WORD... (the last word is the one being completed), run in
 # the current folder, one a line.

@@ -27,12 +27,13 @@ M.help = [[
 Shows the settings a run started here with the same options would use, one
 per line with where it comes from: the command line, a config file
 (FILE:LINE), RAYMOND_CLAUDE, or the default.  A list shows one line per item.
-The config files are the project's, the first .raymond/config.yaml in this
-directory or a parent, and the user's, $XDG_CONFIG_HOME/raymond/config.yaml
-(else ~/.config/raymond/config.yaml).  The command line wins over the
-project's file, and that over the user's; lists add up.  A value is checked
-as the option of the same name is, and a bad one is an error naming the
-line.  A resumed run keeps the options it was launched with.  --json prints
+The config files are the project's, config.yaml in the .raymond folder
+where a run started here keeps its runs, and the user's,
+$XDG_CONFIG_HOME/raymond/config.yaml (else ~/.config/raymond/config.yaml).
+The command line wins over the project's file, and that over the user's;
+lists add up.  A value is checked as the option of the same name is, and a
+bad one is an error naming the line.  A resumed run keeps the options it was
+launched with.  --json prints
 {"files": {...}, "settings": {KEY: {"value", "source"} or {"items"}}}.
 raymond init-config writes a file with every setting; docs/config.md tells
 more.]]
@@ -53,7 +54,7 @@ local function text(cfg, from, opts)
     local state = opts.no_config and "not read (--no-config)" or (f and "read" or "none")
     out[#out + 1] = string.format("# %s config: %s (%s)", which, path and console.rel(path, opts.cwd) or "-", state)
   end
-  file_line("project", cfg.project_path or (opts.cwd .. "/.raymond/config.yaml"))
+  file_line("project", cfg.project_path)
   file_line("user", cfg.user_path)
   for _, k in ipairs(config.KEYS) do
     local got = from[k.key]
@@ -83,7 +84,7 @@ function M.main(opts)
     console.error(cfg.msg, nil, cfg.hint)
     return 1
   end
-  cfg.project_path = cfg.project_path or config.project_path(opts.cwd)
+  cfg.project_path = cfg.project_path or select(2, config.project_path(opts.cwd))
   cfg.user_path = cfg.user_path or config.user_path()
   raymond.stdout(raymond.printable(opts.json and json(cfg, from) or text(cfg, from, opts)))
   return 0

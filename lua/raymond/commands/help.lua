@@ -172,6 +172,6 @@ function M.main(opts)
 end
 
 -- The man page (tools/gen) lays out the same tables with these.
-M.synopsis, M.wrap = synopsis, wrap
+M.synopsis, M.wrap, M.old_forms = synopsis, wrap, old_forms
 
 return M

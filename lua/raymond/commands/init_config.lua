@@ -19,8 +19,7 @@ Writes .raymond/config.yaml at the project root (where raymond keeps its
 runs), or with --user the user's file, $XDG_CONFIG_HOME/raymond/config.yaml
 (else ~/.config/raymond/config.yaml).  Every setting is there, commented
 out, with its default and a line on what it does: uncomment one to set it.
-Refuses when the project already has a config file (here or in a parent
-directory), or the user's file exists.  raymond config shows what is in
+Refuses when the file is already there.  raymond config shows what is in
 effect; docs/config.md tells more.]]
 
 local function yaml_value(v)
@@ -63,11 +62,6 @@ function M.main(opts)
     path = config.user_path()
     if not path then return fail("cannot tell where the user's config goes", "set HOME or XDG_CONFIG_HOME") end
   else
-    local found = config.project_path(opts.cwd)
-    if found then
-      return fail("a config file already exists: " .. console.rel(found, opts.cwd),
-        "edit it, or remove it to write a fresh one")
-    end
     local ws = workspace.new(opts.cwd)
     local ok, err, hint = workspace.refuse_links(ws)
     if not ok then return fail(err, hint) end

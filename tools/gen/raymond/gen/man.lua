@@ -5,7 +5,8 @@
 -- file.  Lines are wrapped as raymond help wraps them: roff fills them
 -- again, and a long source line is hard to read and lint.
 
-local wrap = require("raymond.commands.help").wrap
+local help = require("raymond.commands.help")
+local wrap = help.wrap
 
 -- An option's name as roff text: its hyphens as minus signs, so the
 -- page shows (and a reader copies) the characters to type.
@@ -139,9 +140,15 @@ carries only the workflow's <print> text and its final result.
 .PP
 A first argument naming a command is that command, even when a folder of
 that name exists: run such a workflow with \fBraymond run\fR \fINAME\fR or
-\fBraymond ./\fR\fINAME\fR.  Any other first argument is read the old way,
-\fBraymond\fR \fIWORKFLOW\fR [options], where \-\-resume, \-\-list,
-\-\-status, \-\-help and \-\-version choose the command.]]
+\fBraymond ./\fR\fINAME\fR.]]
+
+-- The end of the description's last paragraph: the options choosing a
+-- command in the old form, from the table, as raymond help lists them.
+local function old_form(out)
+  local forms = esc(help.old_forms()):gsub("(%u[%u_]+)", "\\fI%1\\fR")
+  wrap(out, "Any other first argument is read the old way, \\fBraymond\\fR \\fIWORKFLOW\\fR "
+    .. "[options], where " .. forms .. " choose the command.")
+end
 
 local TAIL = [[
 .SH EXIT STATUS
@@ -215,6 +222,7 @@ return function(m)
   end
   out[#out + 1] = ".fi"
   out[#out + 1] = HEAD
+  old_form(out)
   commands_section(out, m)
   options_section(out, m)
   tags_section(out, m)
