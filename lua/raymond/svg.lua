@@ -452,6 +452,28 @@ local function label_box(left, y, text)
   return { x = left + w / 2, y = y, w = w, h = LABEL_H }
 end
 
+-- `pts` with a point just before and after each bend: an edge is drawn
+-- rounded from the middle of one segment to the middle of the next, which
+-- on a lane's long runs would cut far across the drawing; this keeps the
+-- curve within a few pixels of the bend.
+local function tight_corners(pts)
+  local out = { pts[1] }
+  local function toward(a, b, r)
+    local len = math.sqrt((b.x - a.x) ^ 2 + (b.y - a.y) ^ 2)
+    if len == 0 then return { x = a.x, y = a.y } end
+    local t = math.min(r, len / 3) / len
+    return { x = a.x + (b.x - a.x) * t, y = a.y + (b.y - a.y) * t }
+  end
+  for i = 2, #pts - 1 do
+    local p = pts[i]
+    out[#out + 1] = toward(p, pts[i - 1], TRACK_SEP)
+    out[#out + 1] = p
+    out[#out + 1] = toward(p, pts[i + 1], TRACK_SEP)
+  end
+  out[#out + 1] = pts[#pts]
+  return out
+end
+
 -- Step 6: the points each edge goes through, in its own direction.
 local function route(vs, e, loops, looped, tracks_y)
   local le = { edge = e.edge, from = e.from, to = e.to }
@@ -516,6 +538,16 @@ function M.layout(g)
   local looped = {}
   for i, e in ipairs(edges) do lay.edges[i] = route(vs, e, loops, looped, tracks_y) end
   ports(lay.edges, lay.nodes)
+  for _, le in ipairs(lay.edges) do
+    if le.lane then
+      -- The run over the lower end turns to it where its port is.
+      local p = le.points
+      local port, before = #p, #p - 1
+      if le.dy < 0 then port, before = 1, 2 end
+      p[before].x = p[port].x
+      le.points = tight_corners(p)
+    end
+  end
   return lay
 end
 
