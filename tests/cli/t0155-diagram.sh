@@ -114,11 +114,12 @@ test_expect_success '--output through a symlink writes the file it points to and
 '
 
 test_expect_success '--output to a FIFO writes into it, as any tool would, and leaves it a FIFO' '
-	mkfifo pipe &&
+	# Lines of their own: "a && b &" would put both in the background.
+	mkfifo pipe
 	cat pipe >got &
-	reader=$! &&
-	rc=0 &&
-	raymond diagram "$top/workflows/hello" --output pipe >out 2>err || rc=$? &&
+	reader=$!
+	rc=0
+	raymond diagram "$top/workflows/hello" --output pipe >out 2>err || rc=$?
 	# A raymond that replaced the FIFO never opened it: free the reader.
 	if ! test -p pipe; then kill "$reader"; echo "the FIFO was replaced"; false; fi &&
 	wait "$reader" &&
