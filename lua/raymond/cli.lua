@@ -92,7 +92,7 @@ M.options = {
   { name = "html", key = "html",
     help = "write an HTML page that draws the diagram, needing no\nnetwork, instead of Mermaid text" },
   { name = "output", key = "output", arg = "FILE",
-    help = "write to FILE, replaced atomically, instead of stdout" },
+    help = "write to FILE instead of stdout: a regular file is\nreplaced atomically, a device or symlink written into" },
   { name = "resume", key = "resume", arg = "ID", command = "resume",
     help = "continue a run that failed, stopped or was killed" },
   { name = "list", command = "list", help = "list runs with their status" },

@@ -15,7 +15,11 @@
 --      and between two node layers lies a layer for edge labels;
 --   3. an edge spanning several layers gets a dummy vertex on each, the
 --      one on its first label layer carrying its label, so labels take
---      room like nodes and never sit on one;
+--      room like nodes and never sit on one; past a budget of dummies
+--      (BEND_BUDGET), the longest edges go round the layers instead: a
+--      dummy under the upper end, a track across the label layers under
+--      each end, and a lane down the right of the drawing, so the work
+--      grows with the number of edges and not with their lengths;
 --   4. a few barycentre sweeps down and up reorder each layer, keeping
 --      the order with the fewest crossings;
 --   5. x positions follow the neighbours' mean, kept apart by the widths;
@@ -30,6 +34,13 @@ local M = {}
 -- characters are about 7.8 px wide in the common fonts; 8 leaves room.
 local CHAR, NODE_H, LABEL_H = 8, 34, 18
 local NODE_SEP, DUMMY_SEP, LAYER_GAP, MARGIN = 28, 12, 16, 20
+-- An edge round the layers runs across a label layer on a track of its
+-- own, TRACK_SEP apart, and down a lane of its own, LANE_SEP apart.
+local TRACK_SEP, LANE_SEP = 6, 8
+-- How many bend points edges may take through the layers, beyond 4 a
+-- node: past it, the longest edges go round the layers instead, so that
+-- the work grows with the workflow, not with its edges' lengths.
+local BEND_BUDGET = 1000
 -- A self-loop is a curve out of its node's right side, its control
 -- points LOOP to the right, so it reaches 3/4 of that; its label follows.
 local LOOP = 36
@@ -228,7 +239,7 @@ local function place(layer, vs, want)
   for i, v in ipairs(layer) do vs[v].x = (L[i] + R[i]) / 2 end
 end
 
-local function position(layers, vs)
+local function position(layers, vs, tracks)
   for _, layer in ipairs(layers) do
     local x = 0
     for _, v in ipairs(layer) do
@@ -260,14 +271,16 @@ local function position(layers, vs)
   end
   if min == math.huge then min, max = 0, 0 end
   for _, v in ipairs(vs) do v.x = v.x - min + MARGIN end
-  local y = MARGIN
-  for _, layer in ipairs(layers) do
+  -- A layer's tracks lie under its labels, where no edge ends.
+  local y, tracks_y = MARGIN, {}
+  for l, layer in ipairs(layers) do
     local h = 0
     for _, v in ipairs(layer) do h = math.max(h, vs[v].h) end
     for _, v in ipairs(layer) do vs[v].y = y + h / 2 end
-    y = y + h + LAYER_GAP
+    tracks_y[l - 1] = y + h
+    y = y + h + (tracks[l - 1] or 0) * TRACK_SEP + LAYER_GAP
   end
-  return max - min + 2 * MARGIN, y - LAYER_GAP + MARGIN
+  return max - min + 2 * MARGIN, y - LAYER_GAP + MARGIN, tracks_y
 end
 
 -- Where edges meet a node: on its bottom (leaving downwards) or top,
@@ -347,14 +360,46 @@ local function layering(vs, edges)
   return layers
 end
 
+-- The edges that go round the layers: past the budget of bend points,
+-- the longest of those that cross a node layer.
+local function mark_lanes(vs, edges, n)
+  local long = {}
+  for i, e in ipairs(edges) do
+    if not e.loop and vs[e.bottom].rank - vs[e.top].rank >= 4 then long[#long + 1] = { e = e, i = i } end
+  end
+  local function span(l) return vs[l.e.bottom].rank - vs[l.e.top].rank end
+  table.sort(long, function(a, b)
+    if span(a) ~= span(b) then return span(a) < span(b) end
+    return a.i < b.i
+  end)
+  local budget = BEND_BUDGET + 4 * n
+  for _, l in ipairs(long) do
+    budget = budget - (span(l) - 1)
+    l.e.lane = budget < 0
+  end
+end
+
 -- Step 3: a dummy vertex on each layer an edge crosses; the one on the
--- label layer next to where the edge starts carries its label.
-local function add_dummies(vs, edges, layers)
+-- label layer next to where the edge starts carries its label.  An edge
+-- round the layers has one only, under its upper end, with its label,
+-- and a track on the label layers under its two ends.  Returns the
+-- number of tracks on each label layer, by rank.
+local function add_dummies(vs, edges, layers, n)
+  mark_lanes(vs, edges, n)
+  local tracks = {}
+  local function track(r)
+    tracks[r] = (tracks[r] or 0) + 1
+    return tracks[r]
+  end
   for _, e in ipairs(edges) do
     if not e.loop then
       local chain = { e.top }
       local r1, r2 = vs[e.top].rank, vs[e.bottom].rank
-      local label_rank = e.back and r2 - 1 or r1 + 1
+      local label_rank = (e.back and not e.lane) and r2 - 1 or r1 + 1
+      if e.lane then
+        r2 = r1 + 2
+        e.track_top, e.track_bottom = track(r1 + 1), track(vs[e.bottom].rank - 1)
+      end
       for r = r1 + 1, r2 - 1 do
         local d = { w = 0, h = 0, left = 4, right = 4, up = {}, down = {}, rank = r }
         if r == label_rank and e.edge.text ~= "" then
@@ -367,7 +412,7 @@ local function add_dummies(vs, edges, layers)
         table.insert(layers[r + 1], #vs)
         chain[#chain + 1] = #vs
       end
-      chain[#chain + 1] = e.bottom
+      if not e.lane then chain[#chain + 1] = e.bottom end
       for i = 1, #chain - 1 do
         table.insert(vs[chain[i]].down, chain[i + 1])
         table.insert(vs[chain[i + 1]].up, chain[i])
@@ -376,6 +421,29 @@ local function add_dummies(vs, edges, layers)
     end
   end
   for r = 1, #layers do layers[r] = layers[r] or {} end
+  return tracks
+end
+
+-- The x of each edge round the layers: lanes right of the drawing,
+-- `right` the drawing's right edge; an edge takes the innermost lane
+-- free over the layers it spans.  Returns the lanes' number.
+local function assign_lanes(vs, edges, right)
+  local lanes, busy, pos = {}, {}, {}
+  for i, e in ipairs(edges) do
+    if e.lane then lanes[#lanes + 1], pos[e] = e, i end
+  end
+  -- In full order, so the same workflow always gives the same page.
+  table.sort(lanes, function(a, b)
+    if vs[a.top].rank ~= vs[b.top].rank then return vs[a.top].rank < vs[b.top].rank end
+    return pos[a] < pos[b]
+  end)
+  for _, e in ipairs(lanes) do
+    local k = 1
+    while busy[k] and busy[k] >= vs[e.top].rank do k = k + 1 end
+    busy[k] = vs[e.bottom].rank
+    e.lane_x = right + LANE_SEP * k
+  end
+  return #busy
 end
 
 -- The box of a label starting at `left`, centred on `y`.
@@ -384,8 +452,30 @@ local function label_box(left, y, text)
   return { x = left + w / 2, y = y, w = w, h = LABEL_H }
 end
 
+-- `pts` with a point just before and after each bend: an edge is drawn
+-- rounded from the middle of one segment to the middle of the next, which
+-- on a lane's long runs would cut far across the drawing; this keeps the
+-- curve within a few pixels of the bend.
+local function tight_corners(pts)
+  local out = { pts[1] }
+  local function toward(a, b, r)
+    local len = math.sqrt((b.x - a.x) ^ 2 + (b.y - a.y) ^ 2)
+    if len == 0 then return { x = a.x, y = a.y } end
+    local t = math.min(r, len / 3) / len
+    return { x = a.x + (b.x - a.x) * t, y = a.y + (b.y - a.y) * t }
+  end
+  for i = 2, #pts - 1 do
+    local p = pts[i]
+    out[#out + 1] = toward(p, pts[i - 1], TRACK_SEP)
+    out[#out + 1] = p
+    out[#out + 1] = toward(p, pts[i + 1], TRACK_SEP)
+  end
+  out[#out + 1] = pts[#pts]
+  return out
+end
+
 -- Step 6: the points each edge goes through, in its own direction.
-local function route(vs, e, loops, looped)
+local function route(vs, e, loops, looped, tracks_y)
   local le = { edge = e.edge, from = e.from, to = e.to }
   if e.loop then
     -- Several loops on one node have their labels one under another.
@@ -402,6 +492,17 @@ local function route(vs, e, loops, looped)
   end
   local pts = {}
   for i, v in ipairs(e.chain) do pts[i] = { x = vs[v].x, y = vs[v].y } end
+  if e.lane then
+    -- Down from the dummy to its track, across to the lane, down it,
+    -- and across the track over the lower end to it.
+    local d, b = vs[e.chain[2]], vs[e.bottom]
+    local y1 = tracks_y[d.rank] + (e.track_top - 0.5) * TRACK_SEP
+    local y2 = tracks_y[b.rank - 1] + (e.track_bottom - 0.5) * TRACK_SEP
+    for _, p in ipairs({ { d.x, y1 }, { e.lane_x, y1 }, { e.lane_x, y2 }, { b.x, y2 }, { b.x, b.y } }) do
+      pts[#pts + 1] = { x = p[1], y = p[2] }
+    end
+    le.lane = true
+  end
   if e.back then
     local r = {}
     for i = #pts, 1, -1 do r[#r + 1] = pts[i] end
@@ -417,24 +518,36 @@ end
 
 -- Lay out graph `g`: { width =, height =, nodes = {{node, x, y, w, h}},
 -- edges = {{edge, points = {{x, y} ...}, label = {x, y, w, h} or nil,
--- loop = true for an edge from a node to itself}}, crossings = the
--- number of edge crossings between layers }.
+-- loop = true for an edge from a node to itself, lane = true for one
+-- round the layers}}, crossings = the number of edge crossings between
+-- layers }.
 function M.layout(g)
   local vs, index = vertices(g)
   local n = #vs
   local edges, loops = edges_of(g, vs, index)
   local layers = layering(vs, edges)
-  add_dummies(vs, edges, layers)
+  local tracks = add_dummies(vs, edges, layers, n)
   local crossed = order(layers, vs)
-  local width, height = position(layers, vs)
+  local width, height, tracks_y = position(layers, vs, tracks)
+  width = width + LANE_SEP * assign_lanes(vs, edges, width - MARGIN)
   local lay = { width = width, height = height, nodes = {}, edges = {}, crossings = crossed }
   for i = 1, n do
     local v = vs[i]
     lay.nodes[i] = { node = v.node, x = v.x, y = v.y, w = v.w, h = v.h }
   end
   local looped = {}
-  for i, e in ipairs(edges) do lay.edges[i] = route(vs, e, loops, looped) end
+  for i, e in ipairs(edges) do lay.edges[i] = route(vs, e, loops, looped, tracks_y) end
   ports(lay.edges, lay.nodes)
+  for _, le in ipairs(lay.edges) do
+    if le.lane then
+      -- The run over the lower end turns to it where its port is.
+      local p = le.points
+      local port, before = #p, #p - 1
+      if le.dy < 0 then port, before = 1, 2 end
+      p[before].x = p[port].x
+      le.points = tight_corners(p)
+    end
+  end
   return lay
 end
 

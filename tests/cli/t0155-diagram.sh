@@ -92,9 +92,59 @@ test_expect_success 'a failed --output leaves the old file as it was' '
 	err_is "cannot write --output '"'"'no/such/x.mmd'"'"': folder '"'"'$PWD/no/such'"'"' does not exist" \
 		"--output names the file to write, in a folder that exists" -- \
 		raymond diagram "$top/workflows/hello" --output no/such/x.mmd &&
+	err_is "cannot write --output '"'"'/proc/raymond-test.mmd'"'"': cannot create '"'"'/proc/raymond-test.mmd.lock'"'"': No such file or directory" \
+		"--output FILE is written as FILE.lock beside it, then renamed over it; omit --output to write to stdout" -- \
+		raymond diagram "$top/workflows/hello" --output /proc/raymond-test.mmd &&
 	echo keep >kept.mmd &&
 	err_is "workflow '"'"'nope'"'"' does not exist" -- raymond diagram nope --output kept.mmd &&
 	test "$(cat kept.mmd)" = keep
+'
+
+test_expect_success '--output through a symlink writes the file it points to and keeps the link' '
+	echo old >target.mmd && ln -s target.mmd link.mmd &&
+	raymond diagram "$top/workflows/hello" --output link.mmd >out 2>err &&
+	test ! -s out && test ! -s err &&
+	test -L link.mmd && test "$(readlink link.mmd)" = target.mmd &&
+	diff -u "$top/tests/cli/diagram/hello.mmd" target.mmd &&
+	test ! -e target.mmd.lock && test ! -e link.mmd.lock &&
+	ln -s made.mmd dangling.mmd &&
+	raymond diagram "$top/workflows/hello" --output dangling.mmd &&
+	test -L dangling.mmd &&
+	diff -u "$top/tests/cli/diagram/hello.mmd" made.mmd
+'
+
+test_expect_success '--output to a FIFO writes into it, as any tool would, and leaves it a FIFO' '
+	# Lines of their own: "a && b &" would put both in the background.
+	mkfifo pipe
+	cat pipe >got &
+	reader=$!
+	rc=0
+	raymond diagram "$top/workflows/hello" --output pipe >out 2>err || rc=$?
+	# A raymond that replaced the FIFO never opened it: free the reader.
+	if ! test -p pipe; then kill "$reader"; echo "the FIFO was replaced"; false; fi &&
+	wait "$reader" &&
+	test "$rc" = 0 && test ! -s out && test ! -s err &&
+	diff -u "$top/tests/cli/diagram/hello.mmd" got
+'
+
+test_expect_success '--output to a device writes into it and leaves it a device' '
+	# A device node of its own first (mknod needs root, and only root
+	# could replace /dev/null), so that a raymond replacing devices
+	# harms nothing but this folder before /dev/null is tried.
+	if mknod null c 1 3 2>/dev/null; then
+		raymond diagram "$top/workflows/hello" --output null &&
+		test -c null &&
+		raymond diagram "$top/workflows/hello" --output /dev/null >out 2>err &&
+		test ! -s out && test ! -s err && test -c /dev/null
+	elif [ "$(id -u)" != 0 ]; then
+		raymond diagram "$top/workflows/hello" --output /dev/null >out 2>err &&
+		test ! -s out && test ! -s err && test -c /dev/null
+	fi &&
+	ln -s /dev/full full &&
+	err_is "cannot write --output '"'"'full'"'"': No space left on device" \
+		"--output FILE writes into FILE; omit it to write to stdout" -- \
+		raymond diagram "$top/workflows/hello" --output full &&
+	test -L full && test "$(readlink full)" = /dev/full
 '
 
 test_expect_success 'what is not a workflow is refused, saying why' '

@@ -215,9 +215,18 @@ local function overlap(a, b)
   return math.abs(a.x - b.x) * 2 < a.w + b.w and math.abs(a.y - b.y) * 2 < a.h + b.h
 end
 
-T.test("layout: nodes and labels never overlap; edges start and end on their nodes", function()
-  local g = diagram.graph(review_loop())
-  local lay = svg.layout(g)
+-- Whether segment a-b passes through box n (centre x, y, size w, h),
+-- for segments that run straight across or down, as lanes do.
+local function through(a, b, n)
+  local x1, x2 = math.min(a.x, b.x), math.max(a.x, b.x)
+  local y1, y2 = math.min(a.y, b.y), math.max(a.y, b.y)
+  return x1 < n.x + n.w / 2 and x2 > n.x - n.w / 2 and y1 < n.y + n.h / 2 and y2 > n.y - n.h / 2
+end
+
+-- Check a layout: no two nodes or labels overlap, all lie inside it, each
+-- edge starts on its source and ends on its target, and an edge sent
+-- round the layers passes through no node and no other label on the way.
+local function check_layout(g, lay)
   local boxes = {}
   for _, n in ipairs(lay.nodes) do boxes[#boxes + 1] = n end
   for _, e in ipairs(lay.edges) do
@@ -239,7 +248,21 @@ T.test("layout: nodes and labels never overlap; edges start and end on their nod
     end
     ok(on(a, p), "edge starts on its source " .. e.edge.from)
     ok(on(b, q), "edge ends on its target " .. e.edge.to)
+    if e.lane then
+      for i = 2, #e.points - 2 do
+        for k, box in ipairs(boxes) do
+          ok(box == e.label or not through(e.points[i], e.points[i + 1], box),
+            string.format("edge %s to %s passes through box %d", e.edge.from, e.edge.to, k))
+        end
+      end
+    end
   end
+end
+
+T.test("layout: nodes and labels never overlap; edges start and end on their nodes", function()
+  local g = diagram.graph(review_loop())
+  local lay = svg.layout(g)
+  check_layout(g, lay)
   -- The entry is above the state it goes to, and the end below COMMIT.
   local y = {}
   for _, n in ipairs(lay.nodes) do y[n.node.id] = n.y end
@@ -259,6 +282,50 @@ T.test("layout: barycentre sweeps remove crossings the name order makes", functi
     ["E.md"] = { { tag = "goto", target = "A.md" } },
   }))
   T.eq(svg.layout(g).crossings, 0)
+end)
+
+-- A workflow of `n` markdown states, each going on to the next and to
+-- one more spread over the others, so that most edges span many layers.
+local function spread(n)
+  local states = {}
+  local function name(i) return i == 1 and "1_START.md" or string.format("S%04d.md", i) end
+  for i = 1, n do
+    local other = name(i * 7919 % n + 1)
+    states[name(i)] = i < n and { { tag = "goto", target = name(i + 1) }, { tag = "goto", target = other } }
+      or { { tag = "result" }, { tag = "goto", target = other } }
+  end
+  return diagram.graph(wf("1_START.md", states))
+end
+
+T.test("layout: a workflow of long edges is laid out whole, none through a state or label", function()
+  local g = spread(300)
+  local lay = svg.layout(g)
+  check_layout(g, lay)
+  local lanes = 0
+  for _, e in ipairs(lay.edges) do
+    if e.lane then lanes = lanes + 1 end
+  end
+  ok(lanes > 0, "some edges go round the layers")
+end)
+
+T.test("the page's processor time grows about linearly with the workflow", function()
+  local small, big = spread(100), spread(600)
+  local function cpu(g, runs)
+    local best
+    for _ = 1, runs do
+      local t0 = os.clock()
+      svg.html(g, "spread", "")
+      local t = os.clock() - t0
+      best = best and math.min(best, t) or t
+    end
+    return best
+  end
+  local t_small, t_big = cpu(small, 3), cpu(big, 1)
+  -- Six times the states; quadratic work would take 36 times as long.
+  -- Eighteen leaves room for a busy machine.
+  if t_big > 18 * t_small then
+    error(string.format("600 states took %.3fs, 100 took %.3fs: %.1f times", t_big, t_small, t_big / t_small))
+  end
 end)
 
 -- ------------------------------------------------------------ SVG, HTML

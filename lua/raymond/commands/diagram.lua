@@ -36,18 +36,45 @@ local function title(wf)
   return (wf.path:match("([^/]+)/*$") or wf.path):gsub("%.[zZ][iI][pP]$", "")
 end
 
--- Write `text` to `out` (relative to `cwd`) so that a reader never sees
--- half of it: a new file renamed over the old one.
+local FOLDER_HINT = "--output names the file to write, in a folder that exists"
+
+-- Write `text` into the file at `path`, opened as any tool opens its
+-- output: a device or a FIFO (`--output /dev/stdout`) must stay what it
+-- is, where a file renamed over it would take its place.
+local function write_into(path, out, text)
+  local fh, err = io.open(path, "wb")
+  local ok = fh ~= nil
+  if fh then
+    ok, err = fh:write(text)
+    local closed, cerr = fh:close()
+    if ok then ok, err = closed, cerr end
+  end
+  if ok then return true end
+  -- io's messages may start with the path: the reason is what follows.
+  return nil, string.format("cannot write --output '%s': %s", out, err:match(".*: (.*)$") or err),
+    "--output FILE writes into FILE; omit it to write to stdout"
+end
+
+-- Write `text` to `out` (relative to `cwd`).  A regular file, or none,
+-- is replaced whole, so that a reader never sees half of it: a new file
+-- renamed over the old one.  Anything else, a symlink included, is
+-- written into: `/dev/stdout` may lead to a file the shell opened, and
+-- replacing that file would lose what the shell's descriptor writes.
 local function write(out, cwd, text)
   local path = out:sub(1, 1) == "/" and out or cwd .. "/" .. out
   local dir = path:match("^(.*)/[^/]*$")
   if raymond.stat(path) == "dir" then
-    return nil, string.format("cannot write --output '%s': it is a folder", out)
+    return nil, string.format("cannot write --output '%s': it is a folder", out), FOLDER_HINT
   end
+  local kind = raymond.stat(path, true)
+  if kind == "link" or kind == "other" then return write_into(path, out, text) end
   if dir ~= "" and raymond.stat(dir) ~= "dir" then
-    return nil, string.format("cannot write --output '%s': folder '%s' does not exist", out, dir)
+    return nil, string.format("cannot write --output '%s': folder '%s' does not exist", out, dir), FOLDER_HINT
   end
-  return raymond.write_atomic(path, text)
+  local ok, err = raymond.write_atomic(path, text)
+  if ok then return true end
+  return nil, string.format("cannot write --output '%s': %s", out, err),
+    "--output FILE is written as FILE.lock beside it, then renamed over it; omit --output to write to stdout"
 end
 
 function M.main(opts)
@@ -65,9 +92,9 @@ function M.main(opts)
     raymond.stdout(text)
     return 0
   end
-  local ok, werr = write(opts.output, opts.cwd, text)
+  local ok, werr, hint = write(opts.output, opts.cwd, text)
   if not ok then
-    console.error(werr, nil, "--output names the file to write, in a folder that exists")
+    console.error(werr, nil, hint)
     return 1
   end
   return 0
