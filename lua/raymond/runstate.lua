@@ -216,9 +216,13 @@ function M.decode(text, path)
     end
     run.format = math.tointeger(run.format)
     integers(run, "state")
-    -- The launch options a resume reads as numbers, and list, status and
-    -- watch show (engine.LAUNCH_OPTIONS).
+    -- The launch options a resume reads (engine.LAUNCH_OPTIONS), and
+    -- list, status and watch show.
     for _, k in ipairs({ "timeout", "budget" }) do opt(run.launch[k], "number", "launch." .. k) end
+    for _, k in ipairs({ "model", "effort", "claude", "cwd" }) do opt(run.launch[k], "string", "launch." .. k) end
+    if run.launch.hooks then
+      for i, f in ipairs(list(run.launch.hooks, "launch.hooks")) do expect(f, "string", "launch.hooks[" .. i .. "]") end
+    end
     for _, k in ipairs({ "max_parallel", "max_agents", "max_repeats" }) do
       if run.launch[k] then run.launch[k] = int(run.launch[k], "launch." .. k) end
     end

@@ -354,6 +354,10 @@ T.test("decode: valid JSON of the wrong shape", function()
     { "timeout a string", function(r) r.launch.timeout = "600" end, "launch.timeout should be a number, found string" },
     { "max_agents a string", function(r) r.launch.max_agents = "9" end, "launch.max_agents should be a number" },
     { "max_repeats a list", function(r) r.launch.max_repeats = { 3 } end, "launch.max_repeats should be a number" },
+    { "model a table", function(r) r.launch.model = { a = 1 } end, "launch.model should be a string, found table" },
+    { "claude a number", function(r) r.launch.claude = 7 end, "launch.claude should be a string, found number" },
+    { "hooks a number", function(r) r.launch.hooks = 5 end, "launch.hooks should be a table, found number" },
+    { "a hook a number", function(r) r.launch.hooks = { "/h.lua", 5 } end, "launch.hooks[2] should be a string" },
     { "error a table", function(r) r.error = { 1 } end, "error should be a string, found table" },
     { "result a number", function(r) r.result = 5 end, "result should be a string, found number" },
   }
