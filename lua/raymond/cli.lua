@@ -19,7 +19,8 @@
 --
 -- Options are long (`--input TEXT` or `--input=TEXT`), may be shortened
 -- while they stay unambiguous, may come before or after the arguments,
--- and `--` ends them; -h is --help.
+-- and `--` ends them; -h is --help.  An option taking one value may be
+-- given once; a flag may be repeated, and an option with `many` collects.
 
 local commands = require("raymond.commands")
 
@@ -202,7 +203,7 @@ end
 -- Returns the arguments that are not options (and the command that ended
 -- the reading), or nil and an error.
 local function read(args, first, accepted, opts, on)
-  local rest = {}
+  local rest, given = {}, {}
   local i = first
   while i <= #args do
     local a = args[i]
@@ -235,6 +236,16 @@ local function read(args, first, accepted, opts, on)
       end
       local stop = on.option(o)
       if stop then return rest, stop end
+      if o.arg and not o.many then
+        -- The second of two values is a slip more often than a change of
+        -- mind (prune --older-than 1d --older-than 2d), and letting the
+        -- last win would hide it.
+        if given[o.name] then
+          return fail(string.format("option '--%s' given twice ('%s', then '%s'); give it once", o.name,
+            given[o.name], value), on.hint)
+        end
+        given[o.name] = value
+      end
       if o.arg then
         local ok, err = take(opts, o, value)
         if not ok then return nil, err end

@@ -79,10 +79,12 @@ end
 -- a raymond saves the run's last state before it lets go of the lock, so
 -- a run found unlocked is read as it ended, never as it was a moment
 -- before (which would show a run that just completed as interrupted).
-function M.read(ws, id)
+-- `owned`: the caller holds the run's lock itself, so no raymond drives
+-- the run (the probe would find the caller's own lock).
+function M.read(ws, id, owned)
   local path = workspace.state_path(ws, id)
   local ok, held = pcall(raymond.lock_held, workspace.lock_path(ws, id))
-  held = ok and held
+  held = ok and held and not owned
   local rec, err = runstate.load(path)
   if not rec then
     local _, _, mtime = raymond.stat(path)

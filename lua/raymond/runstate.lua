@@ -161,6 +161,7 @@ local function check_agent(a, i, ids)
   state_name(a.state, w .. ".state")
   dir(a.cwd, w .. ".cwd")
   opt(a.input, "string", w .. ".input")
+  opt(a.cost, "number", w .. ".cost")
   opt(a.session, "string", w .. ".session")
   a.stack = a.stack and list(a.stack, w .. ".stack") or {}
   for j, f in ipairs(a.stack) do
@@ -194,6 +195,9 @@ function M.decode(text, path)
     expect(run.workflow, "string", "workflow")
     expect(run.status, "string", "status")
     expect(run.launch, "table", "launch")
+    opt(run.cost, "number", "cost")
+    opt(run.error, "string", "error")
+    opt(run.result, "string", "result")
     run.steps = int(run.steps, "steps")
     run.revision = run.revision and int(run.revision, "revision") or 0
     list(run.agents, "agents")
@@ -212,7 +216,13 @@ function M.decode(text, path)
     end
     run.format = math.tointeger(run.format)
     integers(run, "state")
-    if run.launch.timeout then run.launch.timeout = tonumber(run.launch.timeout) end
+    -- The launch options a resume reads (engine.LAUNCH_OPTIONS), and
+    -- list, status and watch show.
+    for _, k in ipairs({ "timeout", "budget" }) do opt(run.launch[k], "number", "launch." .. k) end
+    for _, k in ipairs({ "model", "effort", "claude", "cwd" }) do opt(run.launch[k], "string", "launch." .. k) end
+    if run.launch.hooks then
+      for i, f in ipairs(list(run.launch.hooks, "launch.hooks")) do expect(f, "string", "launch.hooks[" .. i .. "]") end
+    end
     for _, k in ipairs({ "max_parallel", "max_agents", "max_repeats" }) do
       if run.launch[k] then run.launch[k] = int(run.launch[k], "launch." .. k) end
     end

@@ -204,6 +204,21 @@ test_expect_success 'argument errors of each command' '
 	err_is 1 "option '\''--no'\'' is ambiguous: --no-lint, --no-wait, --no-default-hooks, --no-debug, --no-config" "$h run" -- raymond run wf --no
 '
 
+test_expect_success 'an option taking one value given twice is an error, in any spelling; flags and lists may repeat' '
+	h="see: raymond help" &&
+	err_is 1 "option '\''--older-than'\'' given twice ('\''1d'\'', then '\''2d'\''); give it once" "$h prune" -- \
+	    raymond prune --older-than 1d --older-than 2d &&
+	err_is 1 "option '\''--budget'\'' given twice ('\''5'\'', then '\''50'\''); give it once" "$h run" -- \
+	    raymond run wf --budget 5 --bud=50 &&
+	err_is 1 "option '\''--input'\'' given twice ('\''a'\'', then '\''a'\''); give it once" "see: raymond --help" -- \
+	    raymond wf --input a --input=a &&
+	mkdir -p proj/.git && cd proj &&
+	raymond list --status failed --status failed --json --json >out &&
+	test "$(cat out)" = "[]" &&
+	raymond prune --status failed --dry-run --dry-run >out &&
+	test "$(cat out)" = "No runs to remove."
+'
+
 test_expect_success 'the old form keeps its errors, word for word' '
 	h="see: raymond --help" &&
 	err_is 1 "no workflow given" "raymond WORKFLOW (a folder or a state file), or raymond --resume ID; see raymond --help" -- raymond &&

@@ -71,7 +71,7 @@ test_expect_success 'list --status keeps the runs of the statuses given; a statu
 	raymond list --status running >out &&
 	test "$(cat out)" = "No runs with that status." &&
 	expect_status 1 raymond list --status done 2>err &&
-	grep -qx "raymond: error: --status must be running, completed, stopped, interrupted or failed, not '\''done'\''" err
+	grep -qx "raymond: error: --status must be running, completed, stopped, interrupted, failed or unreadable, not '\''done'\''" err
 '
 
 test_expect_success 'list --json: an array of objects with the same fields, numbers as numbers, newest first' '
@@ -97,6 +97,41 @@ test_expect_success 'list shows an unreadable state file as unreadable, with the
 	row good | grep -q " completed " &&
 	row broken | grep -q "^broken  *unreadable  *state file .*broken.json is corrupt or truncated" &&
 	raymond list --json | grep -q "\"id\":\"broken\",\"status\":\"unreadable\"" || { cat list; false; }
+'
+
+# spoil ID FIELD VALUE: set FIELD of run ID's state file to the JSON
+# VALUE: a launch option it holds, or else a field of the record.
+spoil() {
+	if grep -q "\"$2\":" ".raymond/state/$1.json"; then
+		sed -i "s/\"$2\":[^,}]*/\"$2\":$3/" ".raymond/state/$1.json"
+	else
+		sed -i "s/^{/{\"$2\":$3,/" ".raymond/state/$1.json"
+	fi &&
+	grep -qF "\"$2\":$3" ".raymond/state/$1.json"
+}
+
+test_expect_success 'a cost or a launch number of the wrong type makes a run unreadable; list, status and resume say which' '
+	printf "echo \"<result>x</result>\"\n" >START.sh &&
+	for id in good cost budget timeout; do
+		raymond START.sh --workflow-id $id --quiet >/dev/null || return 1
+	done &&
+	spoil cost cost "\"abc\"" &&
+	spoil budget budget "\"x\"" &&
+	spoil timeout timeout "[1]" &&
+	raymond list >list &&
+	row good | grep -q " completed " &&
+	row cost | grep -q "^cost  *unreadable  *state file .*cost.json is not a valid raymond state: cost should be a number, found string$" &&
+	row budget | grep -q "launch.budget should be a number, found string$" &&
+	row timeout | grep -q "launch.timeout should be a number, found table$" &&
+	raymond list --json >json &&
+	! grep -q "\"cost_usd\":\"" json &&
+	grep -q "\"id\":\"cost\",\"status\":\"unreadable\"" json &&
+	expect_status 1 raymond status budget 2>err &&
+	grep -q "^raymond: error: state file .*budget.json is not a valid raymond state: launch.budget should be a number, found string$" err &&
+	sed -i "s/\"status\":\"completed\"/\"status\":\"failed\"/" .raymond/state/budget.json &&
+	expect_status 1 raymond resume budget 2>err &&
+	grep -q "launch.budget should be a number, found string$" err &&
+	grep -qx "hint: the file was left as it is; restore it from a backup or start a new run" err || { cat list err; false; }
 '
 
 test_expect_success 'status: cost against the budget, elapsed time, and each agent with its state and cost' '

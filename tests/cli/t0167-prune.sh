@@ -77,7 +77,54 @@ test_expect_success 'a duration prune cannot read is an error naming it' '
 		grep -qx "hint: a whole number and a unit: s, m, h, d or w" err || return 1
 	done &&
 	expect_status 1 raymond prune --status finished 2>err &&
-	grep -q "^raymond: error: --status must be running, completed, stopped, interrupted or failed, not '\''finished'\''" err
+	grep -q "^raymond: error: --status must be running, completed, stopped, interrupted, failed or unreadable, not '\''finished'\''" err
+'
+
+test_expect_success 'prune --status unreadable removes a broken run with all its files, under its lock, and nothing else' '
+	finished keep &&
+	for p in $(paths broken); do
+		case $p in
+		*.children|*/extract/*) mkdir -p $p && echo x >$p/f ;;
+		*) echo "{ not json" >$p ;;
+		esac || return 1
+	done &&
+	mkdir -p .raymond/extract/keep && echo x >.raymond/extract/keep/f &&
+	echo "{ not json" >.raymond/state/held.json &&
+	echo "{ not json" >.raymond/state/...json &&
+	raymond list --status unreadable >list &&
+	test "$(sed 1d list | cut -d" " -f1 | sort | tr "\n" " ")" = ".. broken held " || return 1
+	flock .raymond/state/held.lock sh -c "touch locked; for _ in \$(seq 1 1200); do [ -e go ] && break; sleep 0.05; done" &
+	pid=$!
+	wait_for_file locked && {
+		raymond prune --status unreadable >out
+		seen=$?
+		touch go
+		wait $pid && test $seen = 0
+	} &&
+	cat out &&
+	grep -Eqx "removed broken \(unreadable, last change [0-9]+s ago, [0-9.]+ (B|KiB)\)" out &&
+	grep -qx "kept held: it is running (a raymond holds its lock); stop it first" out &&
+	grep -qx "kept ..: its name is not a run id raymond makes (1 to 128 letters, digits, '\''_'\'' or '\''-'\''), so prune leaves it alone; remove its files by hand" out &&
+	grep -qx "removed 1 run(s), freed .*" out &&
+	for p in $(paths broken); do
+		test ! -e $p || { echo "prune left $p"; return 1; }
+	done &&
+	test -e .raymond/state/held.json && test -e .raymond/state/...json &&
+	test -e .raymond/state/keep.json && test -e .raymond/debug/keep.record && test -e .raymond/extract/keep/f
+'
+
+test_expect_success 'prune leaves alone a state file whose name is not a run id: ...json would make extract/.. of .raymond' '
+	finished keep &&
+	mkdir -p .raymond/extract/keep && echo x >.raymond/extract/keep/f &&
+	echo "{ not json" >.raymond/state/...json &&
+	echo "{ not json" >.raymond/state/..json &&
+	touch -d 2020-01-01 .raymond/state/...json .raymond/state/..json &&
+	raymond prune --older-than 7d >out &&
+	cat out &&
+	grep -q "^kept ..: its name is not a run id raymond makes " out &&
+	grep -q "^kept .: its name is not a run id raymond makes " out &&
+	grep -qx "No runs to remove." out &&
+	test -e .raymond/state/keep.json && test -e .raymond/state/...json && test -e .raymond/state/..json && test -e .raymond/extract/keep/f
 '
 
 test_expect_success 'prune --dry-run says what it would remove and what that frees, and removes nothing' '

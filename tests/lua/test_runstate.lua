@@ -348,6 +348,18 @@ T.test("decode: valid JSON of the wrong shape", function()
     { "fork counter a string", function(r) r.fork_counters.main = "x" end, "fork_counters.main should be a number" },
     { "max_parallel 2.5", function(r) r.launch.max_parallel = 2.5 end, "launch.max_parallel should be a whole number" },
     { "data a string", function(r) r.data = "x" end, "data should be a table" },
+    { "cost a string", function(r) r.cost = "abc" end, "cost should be a number, found string" },
+    { "agent cost a string", function(r) r.agents[2].cost = "1" end, "agents[2].cost should be a number, found string" },
+    { "budget a string", function(r) r.launch.budget = "x" end, "launch.budget should be a number, found string" },
+    { "timeout a string", function(r) r.launch.timeout = "600" end, "launch.timeout should be a number, found string" },
+    { "max_agents a string", function(r) r.launch.max_agents = "9" end, "launch.max_agents should be a number" },
+    { "max_repeats a list", function(r) r.launch.max_repeats = { 3 } end, "launch.max_repeats should be a number" },
+    { "model a table", function(r) r.launch.model = { a = 1 } end, "launch.model should be a string, found table" },
+    { "claude a number", function(r) r.launch.claude = 7 end, "launch.claude should be a string, found number" },
+    { "hooks a number", function(r) r.launch.hooks = 5 end, "launch.hooks should be a table, found number" },
+    { "a hook a number", function(r) r.launch.hooks = { "/h.lua", 5 } end, "launch.hooks[2] should be a string" },
+    { "error a table", function(r) r.error = { 1 } end, "error should be a string, found table" },
+    { "result a number", function(r) r.result = 5 end, "result should be a string, found number" },
   }
   for _, c in ipairs(cases) do
     local err = decode_err(mutated(c[2]), P)

@@ -12,15 +12,16 @@ local M = {}
 
 M.usage = { "raymond list [--json] [--status S]" }
 
--- The statuses a run can show (raymond.workspace.status).
-M.STATUSES = { "running", "completed", "stopped", "interrupted", "failed" }
+-- The statuses a run can show (raymond.workspace.status, and
+-- raymond.runinfo's "unreadable").
+M.STATUSES = { "running", "completed", "stopped", "interrupted", "failed", "unreadable" }
 
 -- --status as list and prune read it: a filter, not the old form's
 -- --status ID.
 M.options = {
   { name = "status", key = "only", arg = "S", one_of = M.STATUSES, many = #M.STATUSES,
     too_many = { "filters", "each status needs to be given once" },
-    help = "only runs with this status (running, completed,\nstopped, interrupted or failed); may be given again" },
+    help = "only runs with this status (running, completed,\nstopped, interrupted, failed or unreadable); may be\ngiven again" },
   { name = "json", key = "json", help = "print the runs as a JSON array, for scripts" },
 }
 

@@ -5,7 +5,9 @@
 -- A run whose lock a raymond holds is never removed.  Without --dry-run
 -- the lock is taken (raymond.lock) before anything goes, so a resume
 -- started meanwhile waits for nothing and finds the run gone, or finds it
--- locked and refuses; the lock is held until prune exits.
+-- locked and refuses; the lock is held until prune exits.  The runs are
+-- listed before their locks are taken, so each is read again under its
+-- lock and the filters decide again on what it is now.
 
 local raymond = require("raymond")
 local console = require("raymond.console")
@@ -27,14 +29,16 @@ M.options = {
 M.flags = { { "prune options", "older-than", "status", "dry-run" } }
 
 M.help = [[
-Removes the runs in .raymond/ that match every filter given: last changed
-longer ago than --older-than, and with one of the statuses given with
---status.  Each goes with all its files: the state file and journal, its
-lock, its children's records, its debug record and an archive's
-extracted scripts.  A run a raymond is driving is never removed, and the
-output says so.  At least one filter is needed: raymond prune alone
-removes nothing.  It prints each run it removes and the space freed;
-with --dry-run it prints what it would remove and removes nothing.]]
+Removes the runs in .raymond/ that match every filter given: last
+changed longer ago than --older-than, and with one of the statuses given
+with --status (as raymond list shows them, unreadable too); each is read
+again once prune holds its lock.  Each goes with all its files: the state
+file and journal, its lock, its children's records, its debug record and
+an archive's extracted scripts.  A run a raymond is driving is never
+removed, and the output says so.  At least one filter is needed: raymond
+prune alone removes nothing.  It prints each run it removes and the space
+freed; with --dry-run it prints what it would remove and removes
+nothing.]]
 
 -- "512 B", "72.0 KiB", "3.4 MiB".
 local function size(bytes)
@@ -91,20 +95,44 @@ local function claim(ws, id)
   return nil, err
 end
 
--- What prune does with a matched run: "running" (kept), or "gone" with
--- the bytes it freed (or would) and the paths it could not remove.
-local function prune_one(ws, info, dry_run)
+-- What prune does with a matched run: "running" (kept), "invalid" (kept:
+-- its file's name is not a run id, so its paths could lead out of the
+-- run's own: extract/.. is .raymond itself), "changed" (kept: read again
+-- under its lock, it no longer matches), nil (removed by someone else
+-- meanwhile), each with the run as read last; or "gone" with the run as
+-- removed, the bytes it freed (or would) and the paths it could not
+-- remove.
+local function prune_one(ws, info, opts, now)
   if info.held then return "running" end
-  if dry_run then
+  if not workspace.valid_id(info.id) then return "invalid" end
+  if opts.dry_run then
     local bytes = 0
     for _, path in ipairs(workspace.run_paths(ws, info.id)) do bytes = bytes + usage(path) end
-    return "gone", bytes, {}
+    return "gone", info, bytes, {}
   end
   local claimed, err = claim(ws, info.id)
   if claimed == false then return "running" end
-  if claimed == nil then return "gone", 0, { err } end
-  return "gone", remove(ws, info.id)
+  if claimed == nil then return "gone", info, 0, { err } end
+  -- The run was listed before its lock was taken, and a resume may have
+  -- changed it since (a failed run that has now completed): what it is
+  -- now decides.  A run kept so gets its lock back at once.
+  local kind = raymond.stat(workspace.state_path(ws, info.id), true)
+  local fresh = runinfo.read(ws, info.id, true)
+  if not kind or not matches(fresh, opts, now) then
+    workspace.unlock(ws, info.id)
+    return kind and "changed" or nil, fresh
+  end
+  return "gone", fresh, remove(ws, info.id)
 end
+
+-- Why a run is kept, for prune_one's answers but "gone" (%s: the status
+-- it has now).
+local KEPT = {
+  running = "it is running (a raymond holds its lock); stop it first",
+  changed = "it changed while prune ran (now %s) and no longer matches",
+  invalid = "its name is not a run id raymond makes (1 to 128 letters, digits, '_' or '-'), "
+    .. "so prune leaves it alone; remove its files by hand",
+}
 
 function M.main(opts)
   if not opts.older_than and not opts.only then
@@ -130,19 +158,19 @@ function M.main(opts)
   local count, total, failed = 0, 0, false
   for _, info in ipairs(runinfo.all(ws)) do
     if matches(info, opts, now) then
-      local what, freed, errors = prune_one(ws, info, opts.dry_run)
-      if what == "running" then
-        raymond.stdout(raymond.printable(string.format(
-          "kept %s: it is running (a raymond holds its lock); stop it first\n", info.id)))
-      elseif #errors > 0 then
+      local what, run, freed, errors = prune_one(ws, info, opts, now)
+      if KEPT[what] then
+        raymond.stdout(raymond.printable(string.format("kept %s: " .. KEPT[what] .. "\n", info.id,
+          run and run.status)))
+      elseif what == "gone" and #errors > 0 then
         failed = true
         console.error(string.format("cannot remove all of run %s: %s", info.id, table.concat(errors, "; ")),
           nil, "fix the permissions, then run raymond prune again")
-      else
+      elseif what == "gone" then
         count, total = count + 1, total + freed
-        local ago = info.updated and runinfo.duration(now - info.updated) .. " ago" or "unknown"
-        raymond.stdout(raymond.printable(string.format("%s %s (%s, last change %s, %s)\n", verb, info.id,
-          info.status, ago, size(freed))))
+        local ago = run.updated and runinfo.duration(now - run.updated) .. " ago" or "unknown"
+        raymond.stdout(raymond.printable(string.format("%s %s (%s, last change %s, %s)\n", verb, run.id,
+          run.status, ago, size(freed))))
       end
     end
   end
