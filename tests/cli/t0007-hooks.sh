@@ -37,7 +37,7 @@ test_expect_success 'an overriding transition is checked like a tag' '
 	cat >wf/hooks.lua <<-\EOS &&
 	return { PreTransition = function() return { transition = { tag = "goto", target = "../x" } } end }
 	EOS
-	expect_status 1 raymond wf 2>err &&
+	expect_status 1 raymond wf --no-lint 2>err &&
 	grep -q "invalid transition.*path separator" err &&
 	grep -q "hooks.lua:1" err
 '
@@ -97,7 +97,7 @@ test_expect_success 'a decision field of the wrong type is an error naming the h
 	cat >wf/hooks.lua <<-\EOS &&
 	return { PreTransition = function() return { continue = "no" } end }
 	EOS
-	expect_status 1 raymond wf 2>err &&
+	expect_status 1 raymond wf --no-lint 2>err &&
 	grep -q "hooks.lua:1: PreTransition decision field .continue. should be a boolean, got string" err
 '
 
