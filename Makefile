@@ -57,9 +57,12 @@ $(BUILD)/raymond: $(OBJS) | deps
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) Makefile | deps $(BUILD)/obj
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -c -o $@ $<
 
-# The engine's Lua and the default hooks are compiled into the binary.
-$(BUILD)/gen/embedded.c: $(LUA_SRCS) tools/embed.sh | $(BUILD)/gen
-	sh tools/embed.sh $(LUA_SRCS) > $@.tmp && mv $@.tmp $@
+# The engine's Lua and the default hooks are compiled into the binary, the
+# engine's as bytecode of the Lua it links (tools/embed.sh).
+LUAC    ?= luac5.4
+$(BUILD)/gen/embedded.c: $(LUA_SRCS) tools/embed.sh | deps $(BUILD)/gen
+	LUAC=$(LUAC) LUA_VERSION=$$(pkg-config --modversion lua5.4) \
+	    sh tools/embed.sh $(LUA_SRCS) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c Makefile | deps $(BUILD)/obj
 	$(CC) $(CFLAGS) -Isrc -c -o $@ $<

@@ -1,9 +1,10 @@
 /*
- * embedded.h - the Lua sources compiled into the binary.
+ * embedded.h - the Lua compiled into the binary.
  *
  * tools/embed.sh generates the table at build time from lua/raymond/ files
- * (named as modules, "raymond.engine") and hooks/ files (named by path,
- * "hooks/budget.lua").  The data is static and NUL-terminated.
+ * (named as modules, "raymond.engine"; Lua bytecode when the build has
+ * luac) and hooks/ files (named by path, "hooks/budget.lua"; source).  The
+ * data is static and NUL-terminated.
  */
 #ifndef RAY_EMBEDDED_H
 #define RAY_EMBEDDED_H

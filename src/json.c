@@ -86,6 +86,25 @@ put_string(struct ray_buf *out, const char *s, size_t len)
 	ray_buf_addc(out, '"');
 }
 
+/*
+ * Integer i, within 2^53, in decimal: a state holds a few of them and is
+ * encoded at every step, where the general formatter costs ten times more.
+ */
+static void
+put_integer(struct ray_buf *out, lua_Integer i)
+{
+	char num[24], *p = num + sizeof(num);
+	unsigned long long u = i < 0 ? 0ULL - (unsigned long long)i : (unsigned long long)i;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (i < 0)
+		*--p = '-';
+	ray_buf_add(out, p, (size_t)(num + sizeof(num) - p));
+}
+
 static int
 put_number(lua_State *L, int idx, struct ray_buf *out, const struct path *p,
     struct ray_err *err)
@@ -106,7 +125,7 @@ put_number(lua_State *L, int idx, struct ray_buf *out, const struct path *p,
 			    "number beyond 2^53 that cannot be read back exactly; "
 			    "store it as a string", num));
 		}
-		ray_buf_addf(out, "%lld", (long long)i);
+		put_integer(out, i);
 		return 0;
 	}
 	d = lua_tonumber(L, idx);

@@ -823,7 +823,8 @@ api_set_live(lua_State *L)
 	return 0;
 }
 
-/* raymond.embedded(prefix) -> {name = source, ...} of compiled-in files */
+/* raymond.embedded(prefix) -> {name = text, ...} of compiled-in files: source
+ * for the hooks, what load() takes (bytecode or source) for the modules */
 static int
 api_embedded(lua_State *L)
 {

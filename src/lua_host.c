@@ -93,12 +93,13 @@ search_embedded(lua_State *L)
 
 		if (strcmp(e->name, name) != 0)
 			continue;
-		/* Name the chunk after its source file for tracebacks. */
+		/* Name the chunk after its source file for tracebacks; a
+		 * module embedded as bytecode carries the same name. */
 		n += (size_t)snprintf(chunk, sizeof(chunk), "@lua/");
 		for (c = name; *c && n + 6 < sizeof(chunk); c++)
 			chunk[n++] = *c == '.' ? '/' : *c;
 		snprintf(chunk + n, sizeof(chunk) - n, ".lua");
-		if (luaL_loadbufferx(L, e->data, e->len, chunk, "t") != LUA_OK)
+		if (luaL_loadbufferx(L, e->data, e->len, chunk, "bt") != LUA_OK)
 			return lua_error(L);
 		return 1;
 	}

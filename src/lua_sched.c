@@ -231,7 +231,10 @@ strv_from_array(lua_State *L, int idx, char ***out)
 /*
  * {K = V, ...} -> "K=V" list in *out, kept NULL-terminated as it grows,
  * for the same reason.  Each value is converted (luaL_tolstring, which
- * may raise) before its entry is allocated.
+ * may raise) before its entry is allocated; a string, as nearly every
+ * value of an environment is, is taken as it is, without the metatable
+ * lookups of luaL_tolstring, since every spawn passes the whole
+ * environment.
  */
 static void
 strv_from_map(lua_State *L, int idx, char ***out)
@@ -244,7 +247,12 @@ strv_from_map(lua_State *L, int idx, char ***out)
 	lua_pushnil(L);
 	while (lua_next(L, idx) != 0) {
 		if (lua_type(L, -2) == LUA_TSTRING) {
-			val = luaL_tolstring(L, -1, &vl);	/* key value str */
+			if (lua_type(L, -1) == LUA_TSTRING) {
+				lua_pushvalue(L, -1);
+				val = lua_tolstring(L, -1, &vl);
+			} else {
+				val = luaL_tolstring(L, -1, &vl);
+			}			/* key value str */
 			key = lua_tolstring(L, -3, &kl);
 			if (n + 2 > cap) {
 				cap *= 2;

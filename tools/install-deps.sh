@@ -11,6 +11,8 @@ for spec in lua5.4:liblua5.4-dev lua5.4-cjson:lua-cjson-dev yaml-0.1:libyaml-dev
 	deb=${spec#*:}
 	pkg-config --exists "$pc" 2>/dev/null || need="$need $deb"
 done
+# luac, to embed the engine's Lua as bytecode (tools/embed.sh).
+command -v luac5.4 >/dev/null 2>&1 || need="$need lua5.4"
 command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
 command -v make >/dev/null 2>&1 || need="$need make"
 command -v bash >/dev/null 2>&1 || need="$need bash"

@@ -319,10 +319,13 @@ end
 -- the hook file and line.  merged.by names, per field, the handler
 -- ("file:line") that set it; merged.made lists, per handler whose fields
 -- won, { where = "file:line", fields = {...} }, for the decision lines
--- (raymond.run).
+-- (raymond.run).  Until a field wins, by and made are one shared empty
+-- table, read and never written: most emits of a run decide nothing, and
+-- they run at every step.
+local NONE = setmetatable({}, { __newindex = function() error("hooks: the empty decision is read-only", 2) end })
+
 function M.emit(set, name, ev)
-  local by, made = {}, {}
-  local merged = { by = by, made = made }
+  local merged = { by = NONE, made = NONE }
   if not set then return merged end
   ev.hook_event_name = name
   local co = coroutine.running()
@@ -363,10 +366,11 @@ function M.emit(set, name, ev)
         local won, at = {}, where(file, fn)
         for k, v in pairs(d) do
           if merged[k] == nil then
-            merged[k], won[k], by[k] = v, v, at
+            if merged.by == NONE then merged.by, merged.made = {}, {} end
+            merged[k], won[k], merged.by[k] = v, v, at
           end
         end
-        if next(won) then made[#made + 1] = { where = at, fields = won } end
+        if next(won) then merged.made[#merged.made + 1] = { where = at, fields = won } end
       end
     end
   end

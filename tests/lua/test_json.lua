@@ -14,6 +14,14 @@ T.test("integers are written exactly, floats read back to the same double", func
   T.eq(back.third, 1 / 3, "1/3")
 end)
 
+T.test("every whole number within 2^53 is written in decimal, as %d writes it", function()
+  local cases = { 0, 1, -1, 9, 10, -10, 99, 100, 123456789, -987654321, 1 << 53, -(1 << 53), (1 << 53) - 1 }
+  for n = 1, 60 do cases[#cases + 1] = (1 << n) - 1 end
+  for _, i in ipairs(cases) do
+    if math.abs(i) <= 1 << 53 then T.eq(raymond.json_encode({ i }), "[" .. string.format("%d", i) .. "]") end
+  end
+end)
+
 T.test("keys are sorted, lists are arrays, empty tables are {}", function()
   T.eq(raymond.json_encode({ b = 1, a = { 3, 2, 1 }, c = {} }), '{"a":[3,2,1],"b":1,"c":{}}')
   T.eq(raymond.json_encode({ [1] = "x", [3] = "y" }), nil, "a sparse list has no faithful JSON")

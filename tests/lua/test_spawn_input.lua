@@ -75,3 +75,9 @@ for _, text in ipairs({ "a" .. string.rep("\u{e9}", 40000), "ab" .. string.rep("
     for i, p in ipairs(pieces) do T.eq(utf8.len(p) ~= nil, true, "piece " .. i .. " is whole characters") end
   end)
 end
+
+local envd = raymond.spawn({ argv = { "sh", "-c", 'printf "%s|%s|%s|%s" "$A" "$B" "$C" "${D-unset}"' },
+                             env = { A = "x y=z", B = 2, C = "", D = nil }, capture = true })
+T.test("env values reach the command: strings as they are, numbers as text, nothing else", function()
+  T.eq(envd.stdout, "x y=z|2||unset")
+end)
