@@ -55,10 +55,12 @@ local function usage(out, lines)
   for i, l in ipairs(lines) do out[#out + 1] = (i == 1 and "usage: " or "       ") .. l end
 end
 
--- The option groups of `cmd`, leaving out options in `shown` (and adding
--- those it prints), so commands sharing groups show them once; an option
--- of the same name that means something else to a command is its own.
-local function options(out, cmd, shown)
+-- The option groups of `cmd`, each { title =, options = }, leaving out
+-- options in `shown` (and adding those it returns), so commands sharing
+-- groups show them once; an option of the same name that means something
+-- else to a command is its own.
+local function groups(cmd, shown)
+  local list = {}
   for _, group in ipairs(cmd.flags or {}) do
     local rows = {}
     for i = 2, #group do
@@ -68,11 +70,16 @@ local function options(out, cmd, shown)
         rows[#rows + 1] = o
       end
     end
-    if #rows > 0 then
-      out[#out + 1] = ""
-      out[#out + 1] = group[1] .. ":"
-      for _, o in ipairs(rows) do entry(out, "--" .. o.name .. (o.arg and " " .. o.arg or ""), o.help) end
-    end
+    if #rows > 0 then list[#list + 1] = { title = group[1], options = rows } end
+  end
+  return list
+end
+
+local function options(out, cmd, shown)
+  for _, g in ipairs(groups(cmd, shown)) do
+    out[#out + 1] = ""
+    out[#out + 1] = g.title .. ":"
+    for _, o in ipairs(g.options) do entry(out, "--" .. o.name .. (o.arg and " " .. o.arg or ""), o.help) end
   end
 end
 
@@ -172,6 +179,6 @@ function M.main(opts)
 end
 
 -- The man page (tools/gen) lays out the same tables with these.
-M.synopsis, M.wrap, M.old_forms = synopsis, wrap, old_forms
+M.synopsis, M.wrap, M.old_forms, M.groups = synopsis, wrap, old_forms, groups
 
 return M

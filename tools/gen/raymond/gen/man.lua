@@ -5,6 +5,7 @@
 -- file.  Lines are wrapped as raymond help wraps them: roff fills them
 -- again, and a long source line is hard to read and lint.
 
+local cli = require("raymond.cli")
 local help = require("raymond.commands.help")
 local wrap = help.wrap
 
@@ -77,24 +78,14 @@ Options are long: --input TEXT or --input=TEXT.  They may come before or
 after the arguments, may be shortened while they stay unambiguous, and --
 ends them.  -h is --help.  Each command takes the options listed under it
 above, and --help; the old form raymond WORKFLOW [options] takes them all.]])
-  local shown = { [m.by_name.help] = true }
+  local shown = { [cli.by_name.help] = true }
   for _, c in ipairs(m.commands) do
-    for _, group in ipairs(c.groups) do
-      local rows = {}
-      for i = 2, #group do
-        local o = c.by_name[group[i]]
-        if not shown[o] then
-          shown[o] = true
-          rows[#rows + 1] = o
-        end
-      end
-      if #rows > 0 then
-        out[#out + 1] = ".SS " .. esc(group[1]:gsub("^%l", string.upper))
-        for _, o in ipairs(rows) do
-          out[#out + 1] = ".TP"
-          out[#out + 1] = option_tag(o)
-          text(out, o.help)
-        end
+    for _, g in ipairs(help.groups(c.module, shown)) do
+      out[#out + 1] = ".SS " .. esc(g.title:gsub("^%l", string.upper))
+      for _, o in ipairs(g.options) do
+        out[#out + 1] = ".TP"
+        out[#out + 1] = option_tag(o)
+        text(out, o.help)
       end
     end
   end

@@ -2,7 +2,8 @@
 -- the completions need them, read from the tables the CLI itself uses.
 --
 --   local m = model()
---   m.commands   { name, summary, usage = {...}, help, synopsis,
+--   m.commands   { name, module (the command's module), summary,
+--                  usage = {...}, help, synopsis,
 --                  args = { { name, optional, kind } },
 --                  options = { option names, "help" last },
 --                  groups = cmd.flags }, in table order
@@ -56,7 +57,7 @@ return function()
   end
   for _, name in ipairs(commands.names()) do
     local cmd = commands.load(name)
-    local c = { name = name, summary = cmd.summary, usage = cmd.usage, help = cmd.help,
+    local c = { name = name, module = cmd, summary = cmd.summary, usage = cmd.usage, help = cmd.help,
                 synopsis = help.synopsis(cmd), args = {}, options = {}, groups = cmd.flags or {},
                 by_name = setmetatable({}, { __index = m.by_name }), own = {} }
     -- A command may define an option of its own under a name the old form
