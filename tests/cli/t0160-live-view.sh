@@ -33,6 +33,15 @@ shows() {
 	for re in "$@"; do grep -Eq -- "$re" snap.screen || return 1; done
 }
 
+# block_gone SCREEN: the final screen holds no row of START.sh's block and
+# no sequence the terminal interpreter does not know, and the cursor is
+# shown at the end.
+block_gone() {
+	! grep -q "^main  START.sh" "$1" &&
+	! grep -q "^unknown" "$1" &&
+	tail -1 "$1" | grep -qx "cursor: shown"
+}
+
 # A fork: main prints, then waits in WAIT.sh for ./go; the worker prints,
 # then waits in W.sh for ./go.  (A state that waits also ends once the
 # test's folder is gone, so a failed test leaves nothing running.)
@@ -234,9 +243,7 @@ stopped_by() {
 	screen log >final &&
 	grep -q "interrupted; continue with: raymond --resume" final &&
 	grep -Eqx "\\\$0\.0000 of \\\$10\.00 budget  1 agent live, 0 done  [0-9]+:[0-9][0-9]" final &&
-	! grep -q "^main  START.sh" final &&
-	! grep -q "^unknown" final &&
-	tail -1 final | grep -qx "cursor: shown"
+	block_gone final
 }
 
 test_expect_success 'SIGINT: the block is cleared, the cursor shown, the run resumable' '
@@ -256,9 +263,7 @@ test_expect_success 'an error: the message scrolls above, the block gives way, t
 	screen log >final &&
 	grep -qx "about to fail" final &&
 	grep -q "raymond: error: .*script exited with status 7" final &&
-	! grep -q "^main  START.sh" final &&
-	! grep -q "^unknown" final &&
-	tail -1 final | grep -qx "cursor: shown"
+	block_gone final
 '
 
 test_expect_success 'more agents than the screen has rows: the block fits, saying how many more' '
