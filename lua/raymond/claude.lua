@@ -6,7 +6,7 @@
 --          (--dangerously-skip-permissions | --permission-mode acceptEdits)
 --          [--model M] [--effort E]
 --          (--session-id NEW | --resume ID | --resume FROM --fork-session --session-id NEW)
---          [--max-budget-usd R]
+--          [--max-budget-usd R] [--settings JSON]
 --          --disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit
 --          --
 --
@@ -68,6 +68,7 @@ function M.argv(spec)
   elseif s.mode == "resume" then add("--resume", s.id)
   elseif s.mode == "branch" then add("--resume", s.from, "--fork-session", "--session-id", s.id) end
   if spec.max_budget_usd then add("--max-budget-usd", string.format("%.4f", spec.max_budget_usd)) end
+  if spec.settings then add("--settings", spec.settings) end
   add("--disallowed-tools", M.DISALLOWED, "--")
   return a
 end
@@ -145,8 +146,9 @@ function M.tool_line(block, cwd)
 end
 
 -- A reader of stream-json lines.  `on_text(text)`, if given, receives
--- assistant text as it arrives, and `on_tool(block)` each tool call (a
--- tool_use content block); `on_usage(usd)` the turn's estimated
+-- assistant text as it arrives, `on_tool(block)` each tool call (a
+-- tool_use content block) and `on_tool_result(block)` each tool_result
+-- block Claude Code sends back; `on_usage(usd)` the turn's estimated
 -- spend each time an API response's usage is seen.  Tags are searched in
 -- the final result only, never in tool output, and each invocation's cost
 -- is counted once.  Only the last assistant text is kept (the result's
@@ -156,7 +158,7 @@ end
 -- The estimate (st.seen) is what a turn without a trustworthy result
 -- cost is charged: the usage of every API response in the stream, priced
 -- at list prices.  Each response is counted once, by its message id.
-function M.reader(on_text, on_usage, on_tool)
+function M.reader(on_text, on_usage, on_tool, on_tool_result)
   local st = { cost = 0, bad_lines = 0, seen = 0, seen_done = 0 }
   local function usage(msg)
     if type(msg.usage) ~= "table" then return end
@@ -193,6 +195,10 @@ function M.reader(on_text, on_usage, on_tool)
         elseif type(c) == "table" and c.type == "tool_use" and on_tool then
           on_tool(c)
         end
+      end
+    elseif kind == "user" and on_tool_result and type(obj.message) == "table" then
+      for _, c in ipairs(type(obj.message.content) == "table" and obj.message.content or {}) do
+        if type(c) == "table" and c.type == "tool_result" then on_tool_result(c) end
       end
     elseif kind == "result" then
       st.got_result = true

@@ -24,6 +24,11 @@ local M = {}
 --   note        text that goes with another field (why a block or a
 --               transition, the options a resume needs after a stop)
 --   set         copied onto the target
+--   tool        (tool events) part of the answer Claude Code gets
+--               through the hook bridge (raymond.bridge)
+-- A field with `rank` is merged across files by rank, not first-wins:
+-- the higher value wins, and the fields in its `with` list come from the
+-- same handler (a deny wins over an allow, with its reason).
 M.fields = {
   continue = { type = "boolean", effect = "stop" },
   stopReason = { type = "string", effect = "note" },
@@ -37,12 +42,28 @@ M.fields = {
   prompt = { type = "string", effect = "set", key = "prompt" },
   maxBudgetUsd = { type = "number", effect = "set", key = "max_budget_usd" },
   waitForTurns = { type = "boolean", effect = "set", key = "wait_for_turns" },
+  permissionDecision = { type = "string", effect = "tool", values = { allow = true, deny = true },
+                         rank = { allow = 1, deny = 2 }, with = { "permissionDecisionReason" } },
+  permissionDecisionReason = { type = "string", effect = "note" },
+  updatedInput = { type = "table", effect = "tool" },
 }
 
 -- Fields every event has; `agent` events also have the agent's.
 M.common = { "hook_event_name", "run_id", "workflow", "run" }
 M.agent_fields = { "agent_id", "state", "agent" }
 
+-- Claude Code's own fields of the tool events (raymond.bridge passes them
+-- on as they came), and what raymond adds: the state's frontmatter.
+local TOOL_COMMON = { "session_id", "cwd", "permission_mode", "frontmatter" }
+local function tool_fields(...)
+  local t = { ... }
+  for _, f in ipairs(TOOL_COMMON) do t[#t + 1] = f end
+  return t
+end
+
+-- `tool = true`: an event of a Claude turn, asked through the hook bridge
+-- (raymond.bridge); `matcher = true`: one about a tool call, which a
+-- hook file's `tools` patterns select.
 M.list = {
   { name = "RunStart", when = "a new run, before anything runs",
     fields = {}, decisions = { "continue", "stopReason" } },
@@ -69,6 +90,22 @@ M.list = {
     fields = { "parent_id" }, decisions = {} },
   { name = "AgentExit", when = "an agent ended with <result>", agent = true,
     fields = { "result" }, decisions = {} },
+  { name = "UserPromptSubmit", when = "a Claude turn's prompt is submitted", agent = true, tool = true,
+    fields = tool_fields("prompt"),
+    decisions = { "decision", "reason", "additionalContext", "continue", "stopReason" } },
+  { name = "PreToolUse", when = "before a tool call of a Claude turn runs", agent = true, tool = true,
+    matcher = true, fields = tool_fields("tool_name", "tool_input", "tool_use_id"),
+    decisions = { "permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext",
+                  "continue", "stopReason" } },
+  { name = "PostToolUse", when = "after a tool call succeeded", agent = true, tool = true, matcher = true,
+    fields = tool_fields("tool_name", "tool_input", "tool_use_id", "tool_response"),
+    decisions = { "decision", "reason", "additionalContext", "continue", "stopReason" } },
+  { name = "PostToolUseFailure", when = "after a tool call failed", agent = true, tool = true, matcher = true,
+    fields = tool_fields("tool_name", "tool_input", "tool_use_id", "error", "is_interrupt"),
+    decisions = { "decision", "reason", "additionalContext", "continue", "stopReason" } },
+  { name = "Stop", when = "a Claude turn is about to end", agent = true, tool = true,
+    fields = tool_fields("stop_hook_active", "last_assistant_message"),
+    decisions = { "decision", "reason", "continue", "stopReason" } },
   { name = "Error", when = "the run failed", fields = { "error" }, decisions = {} },
   { name = "RunEnd", when = "the run ended: completed, stopped or failed",
     fields = { "status", "result", "error" }, decisions = {} },

@@ -26,6 +26,7 @@
 -- tag is emitted.  Without a policy a missing or doubled tag is an error.
 
 local raymond = require("raymond")
+local bridge = require("raymond.bridge")
 local claude = require("raymond.claude")
 local console = require("raymond.console")
 local executor = require("raymond.executor")
@@ -111,26 +112,44 @@ end
 
 -- One launch of the CLI, opened and closed as a turn of the run (its
 -- budget share reserved before, its cost counted after, however it ended).
-local function spawn(run, agent, inv, turn)
+-- What the stream's tool calls are shown as, and told to the gate.
+local function on_tool(agent, gate)
+  local show = not console.quiet
+  if not show and not gate then return nil end
+  return function(block)
+    if gate then gate:saw_use(block) end
+    local line = show and claude.tool_line(block, agent.cwd)
+    if line then console.activity(agent.id, line) end
+  end
+end
+
+local function spawn(run, agent, inv, turn, meta)
   local launch = run.rec.launch
+  -- The tool policy first: a turn the hooks want to watch never runs
+  -- without them.
+  local gate, gerr = bridge.open(run, agent, meta)
+  if gerr then return { kind = "fatal", msg = gerr, cost = 0 } end
   local info = { id = turn.id, purpose = "state", model = inv.model, max_budget_usd = inv.max_budget_usd }
   local entry = run:open_turn(agent, turn.id, info)
-  if not entry then return { kind = "stopped", cost = 0 } end
+  if not entry then
+    if gate then gate:close() end
+    return { kind = "stopped", cost = 0 }
+  end
   local spec = {
     claude = launch.claude or "claude", model = inv.model, effort = inv.effort,
     skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = entry.cap,
+    settings = gate and gate.settings,
   }
   local argv = claude.argv(spec)
   local reader = claude.reader(not console.quiet and function(t)
     for line in t:gmatch("[^\n]+") do console.activity(agent.id, line) end
-  end or nil, function(usd) run:saw(entry, usd) end, not console.quiet and function(block)
-    local line = claude.tool_line(block, agent.cwd)
-    if line then console.activity(agent.id, line) end
-  end or nil)
+  end or nil, function(usd) run:saw(entry, usd) end, on_tool(agent, gate),
+    gate and function(block) gate:saw_result(block) end)
   local res, step = executor.run(run, {
     argv = argv, stdin = inv.prompt, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line, lines_max = claude.LINE_MAX,
-    name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt },
+    name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt }, env = gate and gate.env,
   })
+  if gate then gate:close() end
   local out = claude.outcome(res, reader)
   if step then
     step:finish({
@@ -149,7 +168,7 @@ end
 -- cap of its own), after retries, session fixes, usage-limit waits and
 -- continuations of a turn that used its share of the budget; or nil and
 -- an error; or nil, nil.
-local function invoke(run, agent, inv)
+local function invoke(run, agent, inv, meta)
   local rec = run.rec
   local failures, fixes = 0, 0
   while true do
@@ -160,7 +179,7 @@ local function invoke(run, agent, inv)
       raymond.mark_dirty()
     end
     local turn = plan(agent)
-    local out = spawn(run, agent, inv, turn)
+    local out = spawn(run, agent, inv, turn, meta)
     if out.kind == "ok" or (out.kind == "budget" and not out.shared) then return out end
     if out.kind == "stopped" then return nil, nil end
     if out.kind == "fatal" then return nil, { msg = out.msg, detail = console.tail(out.stderr, 10), hint = out.hint } end
@@ -237,7 +256,7 @@ function M.run(run, agent)
   local base_prompt = inv.prompt
   local state_cost = 0 -- every attempt of this state, reminders included
   for attempt = 1, M.ATTEMPTS do
-    local out, err = invoke(run, agent, inv)
+    local out, err = invoke(run, agent, inv, meta)
     if not out then return failed(err) end
     -- The id raymond chose is the conversation's id in every mode (fresh,
     -- resumed, branched), and it is the one already on disk.
