@@ -209,7 +209,7 @@ local function tool_list(name, v)
   local alts = {}
   for i, p in ipairs(v) do
     local a, err = M.tool_pattern(p)
-    if not a then return nil, string.format("hook file %s: tools[%d] %s", name, i, err) end
+    if not a then return nil, string.format("hook file %s: tools[%d] %s", name, i, err), p end
     for _, x in ipairs(a) do alts[#alts + 1] = x end
   end
   return alts
@@ -222,8 +222,8 @@ local function check_fields(name, t, warn)
       if type(v) == "function" then
         file.tools = v
       else
-        local alts, err = tool_list(name, v)
-        if not alts then return nil, err end
+        local alts, err, bad = tool_list(name, v)
+        if not alts then return nil, err, bad end
         file.tools = alts
       end
     elseif k == "on_error" then
@@ -268,7 +268,16 @@ local function load_one(name, source, api, warn)
     return nil, string.format("hook file %s must return a table of handlers keyed by event name, "
       .. "got %s", name, type(t))
   end
-  return check_fields(name, t, warn)
+  local file, err, bad = check_fields(name, t, warn)
+  -- A bad value written in the file: the message names its line.
+  local at = type(bad) == "string" and bad ~= "" and source:find(bad, 1, true)
+  if at then
+    local _, lines = source:sub(1, at):gsub("\n", "")
+    err = err:gsub("^hook file " .. name:gsub("%p", "%%%0") .. ":", function()
+      return string.format("hook file %s:%d:", name, lines + 1)
+    end)
+  end
+  return file, err
 end
 
 -- A warning of a loaded file, shown on stderr unless the caller takes it.

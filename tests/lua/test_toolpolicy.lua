@@ -27,7 +27,7 @@ T.test("tools patterns: names, alternatives and prefixes pass; anything else nam
   end
   local set, err = load({ 'return { tools = { "Bash", "Ed(it" }, PreToolUse = function() end }' })
   T.eq(set, nil, "a bad pattern refuses the file")
-  T.has(err, 'hook file h1.lua: tools[2] "Ed(it" is not a valid tool pattern', "message")
+  T.has(err, "hook file h1.lua:1: tools[2] \"Ed(it\" is not a valid tool pattern", "message")
   set, err = load({ 'return { tools = "Bash", PreToolUse = function() end }' })
   T.eq(set, nil, "a string is not a list")
   T.has(err, "tools must be a list of tool patterns or a function, got string", "message")
