@@ -64,8 +64,9 @@ local LINK_HINT = "raymond keeps its runs only in real folders and files under .
 
 -- Every path run `id` may leave under .raymond: the state file, the
 -- write lock of its atomic replacement (src/atomicfile.h), the journal,
--- the run's lock, its children's records, the debug record and an
--- archive's extracted scripts.  The lock comes last, so a remover going
+-- the run's lock, its children's records, the hook bridge's socket (left
+-- by a killed raymond), the debug record and an archive's extracted
+-- scripts.  The lock comes last, so a remover going
 -- down the list holds the lock until the rest is gone.
 function M.run_paths(ws, id)
   local state = M.state_path(ws, id)
