@@ -228,6 +228,19 @@ local function each_literal_decision(wf, fn)
   end
 end
 
+-- ------------------------------------------------------------ tool rules
+
+-- The fields of the default hook hooks/guard.lua, whose `tools` function
+-- raises on a bad pattern: lint asks it about each pattern alone.
+local GUARD_FIELDS = { "deny_commands", "allow_commands", "protect_paths" }
+
+local function guard_tools(wf)
+  for _, f in ipairs(wf.hooks.set and wf.hooks.set.files or {}) do
+    if f.name == "hooks/guard.lua" and type(f.tools) == "function" then return f.tools end
+  end
+  return nil
+end
+
 -- ---------------------------------------------------------------- models
 
 -- Model names: the CLI's aliases, a name holding "claude" (claude-opus-4-1,
@@ -598,6 +611,32 @@ M.checks = {
         if type(tr) == "table" and type(tr.target) == "string" and not tr.target:find("[$`{]") then
           local _, rerr = resolve.target(wf.lookup, trim(tr.target))
           if rerr then add(f.name, line, event .. " decision 'transition': " .. short(wf, rerr)) end
+        end
+      end)
+    end,
+  },
+
+  {
+    id = "invalid-guard-pattern", severity = "error",
+    what = "a deny_commands, allow_commands or protect_paths entry is not a string, is empty, or can never "
+      .. "match",
+    fix = "write one pattern per command or path, as docs/hooks.md shows (\"git push*\", \"secrets/**\")",
+    check = function(wf, add)
+      local tools = guard_tools(wf)
+      if not tools then return end
+      each_markdown(wf, function(st)
+        local fm = st.frontmatter or {}
+        for _, field in ipairs(GUARD_FIELDS) do
+          -- A value that is no list is invalid-frontmatter's to report.
+          for _, p in ipairs(type(fm[field]) == "table" and fm[field] or {}) do
+            local ok, err = raymond.limited_call(tools, { state = st.name, frontmatter = { [field] = { p } } },
+              hooks.instructions, hooks.seconds)
+            if not ok then
+              -- The first line: the rest is a traceback through the hook.
+              local msg = tostring(err):match("^[^\n]*"):gsub("^" .. st.name:gsub("%p", "%%%0") .. ": ", "")
+              add(file_of(wf, st), st.fm_line(field), msg)
+            end
+          end
         end
       end)
     end,
