@@ -476,28 +476,24 @@ local function path_rule(p)
 end
 
 -- Whether the pattern segments `ps` match the path segments `path`, or a
--- leading part of them (a folder that holds the path).
+-- leading part of them (a folder that holds the path).  From the last
+-- pattern segment to the first, ok[b] says whether the segments from
+-- there on match path[b] and after.
 local function path_match(ps, path)
-  local memo = {}
-  local function m(a, b)
-    if a > #ps then return true end
-    local key = a * (#path + 2) + b
-    if memo[key] ~= nil then return memo[key] end
-    local seg, r = ps[a], false
+  local n, ok = #path, {}
+  for b = 1, n + 1 do ok[b] = true end
+  for a = #ps, 1, -1 do
+    local seg, cur = ps[a], {}
     if seg.any then
-      for k = b, #path + 1 do
-        if m(a + 1, k) then
-          r = true
-          break
-        end
-      end
-    elseif b <= #path and glob(seg.chunks, path[b]) then
-      r = m(a + 1, b + 1)
+      cur[n + 1] = ok[n + 1]
+      for b = n, 1, -1 do cur[b] = ok[b] or cur[b + 1] end
+    else
+      cur[n + 1] = false
+      for b = 1, n do cur[b] = ok[b + 1] and glob(seg.chunks, path[b]) end
     end
-    memo[key] = r
-    return r
+    ok = cur
   end
-  return m(1, 1)
+  return ok[1]
 end
 
 -- The rule's segments with a relative pattern placed in `cwd`'s.
