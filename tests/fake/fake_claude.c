@@ -1825,6 +1825,8 @@ static int run_cmd(const char *cmd, const Buf *in, double seconds, Buf *out, Buf
 		close(pi[0]);
 		fcntl(pi[1], F_SETFL, O_NONBLOCK);
 	}
+	/* a hook that exits without reading its input must not kill us */
+	void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
 	struct pollfd fds[3] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}, {in ? pi[1] : -1, POLLOUT, 0}};
 	Buf *dst[2] = {out, err};
 	int64_t deadline = seconds > 0 ? mono_ms() + (int64_t)(seconds * 1000) : -1;
@@ -1873,6 +1875,7 @@ static int run_cmd(const char *cmd, const Buf *in, double seconds, Buf *out, Buf
 	for (int i = 0; i < 3; i++)
 		if (fds[i].fd >= 0)
 			close(fds[i].fd);
+	signal(SIGPIPE, old_pipe);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
