@@ -98,7 +98,10 @@ function M.settings(plan)
     if events.by_name[name].matcher then entry.matcher = matcher(entries) end
     doc[name] = { entry }
   end
-  return raymond.json_encode({ hooks = doc })
+  -- A settings file of the user or the project may say disableAllHooks
+  -- (seen with the CLI 2.1.197); settings given on the command line come
+  -- before both, so this keeps the policy's hooks running.
+  return raymond.json_encode({ disableAllHooks = false, hooks = doc })
 end
 
 -- A fresh secret: 64 hex digits from two random UUIDs.

@@ -68,7 +68,7 @@ test_expect_success 'the hook gets the event JSON on stdin, runs in the cwd with
 	slug=$(pwd | sed "s/[^A-Za-z0-9]/-/g") &&
 	grep -F "{\"session_id\":\"$sid\",\"transcript_path\":\"$HOME/.claude/projects/$slug/$sid.jsonl\",\"cwd\":\"$PWD\"," in.json &&
 	grep -F "\"permission_mode\":\"acceptEdits\",\"hook_event_name\":\"PreToolUse\"" in.json &&
-	grep -F "\"tool_name\":\"Bash\",\"tool_use_id\":\"$tid\",\"tool_input\":{\"command\":\"touch made\",\"description\":\"Run the command\"}}" in.json
+	grep -F "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"touch made\",\"description\":\"Run the command\"},\"tool_use_id\":\"$tid\"}" in.json
 '
 
 test_expect_success 'allow with updatedInput: the rewritten command runs instead' '

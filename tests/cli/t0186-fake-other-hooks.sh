@@ -35,8 +35,8 @@ test_expect_success 'PostToolUse gets the tool response; a block and additionalC
 	post_block_hook &&
 	fake --settings "$(hooks_json PostToolUse Bash "sh post.sh")" -- "MOCK: bash echo hi; echo ho >&2 => after" >out &&
 	tid=$(jline assistant out | sed -n "s/.*\"id\":\"\(toolu_[^\"]*\)\".*/\1/p" | head -1) &&
-	grep -F "\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Bash\",\"tool_use_id\":\"$tid\",\"tool_input\":{\"command\":\"echo hi; echo ho >&2\"" in.json &&
-	grep -F "\"tool_response\":{\"stdout\":\"hi\",\"stderr\":\"ho\",\"interrupted\":false,\"isImage\":false}}" in.json &&
+	grep -F "\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"echo hi; echo ho >&2\"" in.json &&
+	grep -F "\"tool_response\":{\"stdout\":\"hi\",\"stderr\":\"ho\",\"interrupted\":false,\"isImage\":false},\"tool_use_id\":\"$tid\"}" in.json &&
 	jline user out | grep -F "\"content\":\"hi\nho\",\"is_error\":false" &&
 	test "$(jline result out | jstr result)" = after &&
 	events context | grep -F "\"text\":\"PostToolUse:Bash hook blocking error from command: \\\"sh post.sh\\\": post says no\"" &&

@@ -14,8 +14,8 @@ test_expect_success 'Write creates the file (and its folders) and the turn goes 
 	fake -- "MOCK: tool Write {\"file_path\":\"$PWD/sub/dir/w.txt\",\"content\":\"line one\nline two\n\"} => wrote it" >out &&
 	printf "line one\nline two\n" >want &&
 	cmp want sub/dir/w.txt &&
-	jline assistant out | grep -F "\"content\":[{\"type\":\"tool_use\",\"name\":\"Write\",\"id\":\"toolu_" &&
-	jline assistant out | grep -F "\"input\":{\"file_path\":\"$PWD/sub/dir/w.txt\",\"content\":\"line one\nline two\n\"}}]" &&
+	jline assistant out | grep -F "\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_fake_" &&
+	jline assistant out | grep -F "\"name\":\"Write\",\"input\":{\"file_path\":\"$PWD/sub/dir/w.txt\",\"content\":\"line one\nline two\n\"}}]" &&
 	test "$(result_text)" = "File created successfully at: $PWD/sub/dir/w.txt (file state is current in your context — no need to Read it back)" &&
 	test "$(result_error)" = false &&
 	jline user out | grep -F "\"tool_use_result\":{\"type\":\"create\",\"filePath\":\"$PWD/sub/dir/w.txt\"" &&
@@ -86,8 +86,7 @@ test_expect_success 'hooks see a tool step as any tool call; a deny keeps a Writ
 	fake --settings "$(hooks_json PreToolUse "Edit|Write" "sh deny.sh")" -- "MOCK: tool Write {\"file_path\":\"p.txt\",\"content\":\"x\"} => after" >out &&
 	test ! -e p.txt &&
 	test "$(result_text)" = protected &&
-	grep -F "\"tool_name\":\"Write\",\"tool_use_id\":\"toolu_" in.json &&
-	grep -F "\"tool_input\":{\"file_path\":\"p.txt\",\"content\":\"x\"}}" in.json
+	grep -F "\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"p.txt\",\"content\":\"x\"},\"tool_use_id\":\"toolu_" in.json
 '
 
 test_expect_success 'the JSON may hold =>; a step whose JSON is bad is unknown' '

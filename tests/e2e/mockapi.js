@@ -25,6 +25,10 @@
 //   bash CMD => TEXT      a Bash tool_use running CMD (stop_reason tool_use);
 //                         the request carrying its tool_result gets TEXT and
 //                         uses no step
+//   tool NAME JSON => TEXT
+//                         a tool_use of tool NAME with the input object JSON
+//                         (which may hold "=>", not "||"); then TEXT as for
+//                         bash
 //   error STATUS          HTTP STATUS with an Anthropic error body and
 //                         x-should-retry: false: 529 overloaded_error,
 //                         429 rate_limit_error, 500 api_error,
@@ -73,14 +77,24 @@
 //   title_request  a session-title request
 //   prompt         the latest prompt (as above)
 //   prompts        the prompt of every user message, oldest first
-//   step           reply, bash, error, limit, hang, unknown, default (no
-//                  MOCK line), title, tool-followup, empty-followup
+//   step           reply, bash, tool, error, limit, hang, unknown, default
+//                  (no MOCK line), title, tool-followup, empty-followup
 //   status         the HTTP status sent
 //   mock           the MOCK line's steps (the text after "MOCK:") or null
 //   index          the step used, counted from 1 (null when none was)
 //   retry          true for the non-streaming fallback request
 //   reset          for limit: the reset time sent (epoch seconds)
 //   input_tokens, output_tokens   the usage sent
+//   tools          the names of the request's tools (what --allowedTools,
+//                  --disallowedTools and --mcp-config left the model)
+//   tool_results   the tool_result blocks of the latest user message, as
+//                  { text, is_error }: what a tool (or a hook's denial) told
+//                  the model
+//   context        the other text blocks of that message when it carries
+//                  tool results: the CLI's system reminders, where hooks'
+//                  additionalContext and blocking PostToolUse reasons go
+//   system_tail    the last 2000 characters of the system prompt (where
+//                  --append-system-prompt ends up)
 //
 // Other endpoints: HEAD or GET / -> 200, POST /v1/messages/count_tokens ->
 // {"input_tokens": 1000}, anything else -> 404 not_found_error.
@@ -411,6 +425,7 @@ function handleMessages(req, res, raw, url) {
     status: 200,
     tools: Array.isArray(body.tools) ? body.tools.map((t) => t && t.name) : [],
     tool_results: [],
+    context: [],
     system_tail: systemText(body.system).slice(-2000),
     mock: null,
     index: null,
@@ -438,6 +453,7 @@ function handleMessages(req, res, raw, url) {
   if (last && hasToolResult(last)) {
     entry.tool_results = last.content.filter((b) => b && b.type === 'tool_result')
       .map((b) => ({ text: toolResultText(b), is_error: !!b.is_error }));
+    entry.context = textsOf(last);
   }
   if (last && last.role === 'user' && hasToolResult(last)) {
     // The follow-up of a bash step: the text promised with the tool call.

@@ -946,7 +946,7 @@ static struct {
 	Buf tool;         /* tool: the tool's name */
 	struct J *tool_input; /* tool: its input */
 	Buf denials;      /* the body of the result's permission_denials */
-	const char *stop_reason, *terminal; /* the result's, when not the usual */
+	const char *stop_reason, *terminal; /* the result's, when not the usual ("": none) */
 	long max_turns;   /* --max-turns (0: none) */
 	size_t long_n;    /* long: how many "x" stand for LONG_MARK */
 } r;
@@ -1612,7 +1612,10 @@ static void emit_result(bool is_error, int api_status, int turns, double cost, l
 	   (long long)dur, (long long)(turns && !is_error ? dur / 2 : 0), turns);
 	bjn(b, r.result.p ? r.result.p : "", r.result.n);
 	bs(b, ",\"stop_reason\":");
-	bj(b, r.stop_reason ? r.stop_reason : is_error ? "stop_sequence" : "end_turn");
+	if (r.stop_reason && !*r.stop_reason)
+		bs(b, "null");
+	else
+		bj(b, r.stop_reason ? r.stop_reason : is_error ? "stop_sequence" : "end_turn");
 	bs(b, ",\"session_id\":");
 	bj(b, r.sid);
 	bs(b, ",\"total_cost_usd\":");
@@ -1631,8 +1634,11 @@ static void emit_result(bool is_error, int api_status, int turns, double cost, l
 	bs(b, "},\"permission_denials\":[");
 	if (r.denials.n)
 		badd(b, r.denials.p, r.denials.n);
-	bs(b, "],\"terminal_reason\":");
-	bj(b, r.terminal ? r.terminal : "completed");
+	bs(b, "]");
+	if (!r.terminal || *r.terminal) {
+		bs(b, ",\"terminal_reason\":");
+		bj(b, r.terminal ? r.terminal : "completed");
+	}
 	bs(b, ",\"fast_mode_state\":\"off\",\"uuid\":");
 	bj(b, u);
 	bs(b, "}");
@@ -2390,18 +2396,29 @@ static void hook_stopped(void)
 }
 
 /* A tool call's name, id and input as members of a JSON object (each
- * after a comma), under the keys the line at hand gives them. */
-static void call_fields(Buf *b, const char *const keys[3], const char *name, const char *tid, const J *in)
+ * after a comma), under the keys and in the order the line at hand gives
+ * them: `keys` is "KEY=n,KEY=i,KEY=x" for the name, id and input. */
+static void call_fields(Buf *b, const char *keys, const char *name, const char *tid, const J *in)
 {
-	bf(b, ",\"%s\":", keys[0]);
-	bj(b, name);
-	bf(b, ",\"%s\":", keys[1]);
-	bj(b, tid);
-	bf(b, ",\"%s\":", keys[2]);
-	jdump(b, in);
+	for (const char *k = keys; *k;) {
+		size_t n = strcspn(k, "=");
+		bs(b, ",\"");
+		badd(b, k, n);
+		bs(b, "\":");
+		if (k[n + 1] == 'n')
+			bj(b, name);
+		else if (k[n + 1] == 'i')
+			bj(b, tid);
+		else
+			jdump(b, in);
+		k += n + 2;
+		k += *k == ',';
+	}
 }
 
-static const char *const HOOK_KEYS[3] = {"tool_name", "tool_use_id", "tool_input"};
+/* as the CLI orders them in a hook's input, and in permission_denials */
+#define HOOK_KEYS "tool_name=n,tool_input=x,tool_use_id=i"
+#define DENIAL_KEYS "tool_name=n,tool_use_id=i,tool_input=x"
 
 /* One API call asking for tool `name` with input `in` (owned), then the
  * call itself as the CLI makes it: PreToolUse hooks, the tool, PostToolUse
@@ -2413,7 +2430,7 @@ static void tool_call(const char *name, J *in)
 	Buf blk = {0}, content = {0}, resp = {0}, extra = {0}, why = {0}, rec = {0};
 	Outcome pre = {0}, post = {0};
 	bs(&blk, "{\"type\":\"tool_use\"");
-	call_fields(&blk, (const char *const[3]){"name", "id", "input"}, name, tid, in);
+	call_fields(&blk, "id=i,name=n,input=x", name, tid, in);
 	bs(&blk, "}");
 	emit_assistant(blk.p, "tool_use");
 	call_done();
@@ -2426,16 +2443,19 @@ static void tool_call(const char *name, J *in)
 	}
 	call_fields(&extra, HOOK_KEYS, name, tid, in);
 	run_hooks("PreToolUse", name, extra.p, &pre);
+	if (pre.deny || pre.block) {
+		/* the result lists the call in permission_denials either way */
+		if (r.denials.n)
+			bs(&r.denials, ",");
+		size_t at = r.denials.n;
+		call_fields(&r.denials, DENIAL_KEYS, name, tid, in);
+		r.denials.p[at] = '{';
+		bs(&r.denials, "}");
+	}
 	if (pre.deny || (pre.block && !pre.exit2)) {
 		/* decision "block" is the older spelling of a deny */
 		Buf *reason = pre.deny ? &pre.reason : &pre.text;
 		tool_error(&content, &resp, reason->p ? reason->p : "", false);
-		if (r.denials.n)
-			bs(&r.denials, ",");
-		size_t at = r.denials.n;
-		call_fields(&r.denials, HOOK_KEYS, name, tid, in);
-		r.denials.p[at] = '{';
-		bs(&r.denials, "}");
 		goto reply;
 	}
 	if (pre.block) {
@@ -2452,14 +2472,16 @@ static void tool_call(const char *name, J *in)
 	}
 	run_tool(name, in, &content, &resp, &is_error);
 	extra.n = 0;
-	call_fields(&extra, HOOK_KEYS, name, tid, in);
 	if (is_error) {
+		call_fields(&extra, HOOK_KEYS, name, tid, in);
 		bs(&extra, ",\"error\":");
 		bjn(&extra, content.p, content.n);
 		bs(&extra, ",\"is_interrupt\":false");
 	} else {
+		call_fields(&extra, "tool_name=n,tool_input=x", name, tid, in);
 		bs(&extra, ",\"tool_response\":");
 		bs(&extra, resp.p);
+		call_fields(&extra, "tool_use_id=i", name, tid, in);
 	}
 	run_hooks(is_error ? "PostToolUseFailure" : "PostToolUse", name, extra.p, &post);
 	if (post.block) {
@@ -2490,7 +2512,7 @@ reply:;
 	out_line(false);
 
 	bs(&rec, ",\"kind\":\"tool_result\"");
-	call_fields(&rec, (const char *const[3]){"tool", "tool_use_id", "input"}, name, tid, in);
+	call_fields(&rec, "tool=n,tool_use_id=i,input=x", name, tid, in);
 	bs(&rec, ",\"text\":");
 	bjn(&rec, content.p, content.n);
 	bs(&rec, ",\"is_error\":");
@@ -2558,7 +2580,7 @@ static void prompt_hooks(void)
 	bj(b, r.sid);
 	bs(b, "}");
 	out_line(false);
-	r.stop_reason = NULL;
+	r.stop_reason = r.terminal = ""; /* no API call: neither is known */
 	emit_result(false, 0, 0, 0, 0, 0);
 	exit(0);
 }

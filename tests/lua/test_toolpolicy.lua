@@ -71,6 +71,7 @@ T.test("the settings document: one command hook per event, the union of the tool
     'return { on_error = "warn", tools = { "mcp__gh__*" }, PostToolUse = function() end }',
   }))
   local doc = cjson.decode(bridge.settings(assert(hooks.tool_plan(set, {}))))
+  T.eq(doc.disableAllHooks, false, "a user's disableAllHooks does not turn the policy off")
   local pre = doc.hooks.PreToolUse[1]
   T.eq(pre.matcher, "Bash|Edit|Write", "names, exactly")
   local h = pre.hooks[1]
