@@ -5,7 +5,9 @@
  *   fake-claude -p --output-format stream-json --verbose
  *       [--permission-mode M | --dangerously-skip-permissions] [--model M]
  *       [--effort E] [--session-id UUID] [--resume UUID [--fork-session]]
- *       [--max-budget-usd X] [--disallowed-tools LIST] -- PROMPT
+ *       [--max-budget-usd X] [--disallowed-tools LIST] [--allowed-tools LIST]
+ *       [--settings FILE-OR-JSON] [--mcp-config FILE...] [--max-turns N]
+ *       [--append-system-prompt TEXT] -- PROMPT
  *
  * It behaves like the Claude Code CLI 2.1.197: the same flags, stream-json
  * lines, error texts and exit statuses, sessions keyed by id and cwd.  The reply is
@@ -16,8 +18,15 @@
  *   sessions/<uuid>   line 1: the cwd; then one prompt per line (JSON-escaped)
  *   counters/<hash>   line 1: how many invocations saw a MOCK line; line 2: it
  *   log.jsonl         one JSON object per invocation that reached the model
- *
+ *   events.jsonl      one JSON object per hook run, tool result and text
+ *                     added to the model's context, as each happens
  *   spend             one line per answered API call: its cost in dollars
+ *
+ * Tools act for real (Bash, Write, Edit, Read; others answer "ok"), and
+ * the command hooks of --settings run around them as the CLI runs them
+ * (tests/README.md, "Tools and hooks in the fake"): PreToolUse,
+ * PostToolUse, PostToolUseFailure, UserPromptSubmit and Stop.  --max-turns
+ * is enforced before each API call.
  *
  * --max-budget-usd is enforced as the CLI enforces it: checked after each
  * API call, so the call that reaches the cap is paid in full.
@@ -756,7 +765,9 @@ static void usage(void)
 	      "fake-claude: a stand-in for Claude Code " VERSION " in raymond's tests.\n"
 	      "Emulated: -p, --output-format, --verbose, --permission-mode,\n"
 	      "--dangerously-skip-permissions, --model, --effort, --session-id, --resume,\n"
-	      "--fork-session, --max-budget-usd, --disallowed-tools, --version.\n"
+	      "--fork-session, --max-budget-usd, --disallowed-tools, --allowed-tools,\n"
+	      "--settings (command hooks), --mcp-config, --max-turns,\n"
+	      "--append-system-prompt, --version.\n"
 	      "The reply is scripted by a `MOCK: STEP || ...` line in the prompt\n"
 	      "(tests/README.md); state lives in $FAKE_CLAUDE_DIR.\n",
 	      stdout);
@@ -1926,7 +1937,6 @@ static void load_settings(void)
 	const char *s = o.settings;
 	size_t n = strlen(s);
 	trim(&s, &n);
-	static char *text;
 	if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {
 		/* as the CLI tells JSON from a file name */
 		hk.root = jparse(s, n);
@@ -1934,10 +1944,11 @@ static void load_settings(void)
 			fail(1, "Error: Invalid JSON provided to --settings");
 	} else {
 		size_t len;
-		text = slurp(o.settings, &len);
+		char *text = slurp(o.settings, &len);
 		if (!text)
 			fail(1, "Error: Settings file not found: %s", o.settings);
 		hk.root = jparse(text, len);
+		free(text);
 		if (!hk.root)
 			fail(1, "Error: Invalid JSON in settings file: %s", o.settings);
 	}
@@ -2154,7 +2165,8 @@ static bool in_list(const Buf *list, const char *name)
 	return hit;
 }
 
-/* The error of a call to a tool the CLI does not offer, or NULL. */
+/* The error of a call to a tool the CLI does not offer, into why; nothing
+ * for a tool it offers. */
 static void tool_missing(const char *name, Buf *why)
 {
 	bool known = one_of(name, TOOLS) || !strncmp(name, "mcp__", 5);
