@@ -413,6 +413,7 @@ static const struct opt OPTS[] = {
 	{"--fallback-model", 0, F_VAL, O_IGNORE, "--fallback-model <model>"},
 	{"--settings", 0, F_VAL, O_IGNORE, "--settings <file-or-json>"},
 	{"--setting-sources", 0, F_VAL, O_IGNORE, "--setting-sources <sources>"},
+	{"--max-turns", 0, F_VAL, O_IGNORE, "--max-turns <turns>"},
 	/* real options the fake does not emulate: a loud failure, not a silent pass */
 	{"--continue", 'c', F_NOTEMU_FLAG, O_NOTEMU, "-c, --continue"},
 	{"--input-format", 0, F_NOTEMU_VAL, O_NOTEMU, "--input-format <format>"},

@@ -120,6 +120,7 @@ local function spawn(run, agent, inv, turn)
     claude = launch.claude or "claude", model = inv.model, effort = inv.effort,
     skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = entry.cap,
   }
+  for k, v in pairs(inv.settings) do spec[k] = v end
   local argv = claude.argv(spec)
   local reader = claude.reader(not console.quiet and function(t)
     for line in t:gmatch("[^\n]+") do console.activity(agent.id, line) end
@@ -164,6 +165,13 @@ local function invoke(run, agent, inv)
     if out.kind == "ok" or (out.kind == "budget" and not out.shared) then return out end
     if out.kind == "stopped" then return nil, nil end
     if out.kind == "fatal" then return nil, { msg = out.msg, detail = console.tail(out.stderr, 10), hint = out.hint } end
+    if out.kind == "max_turns" then
+      -- Another attempt would only take as many turns again.
+      return nil, { msg = string.format("%s reached max_turns (%s) before it finished: the model was still "
+        .. "at work when its turns ran out", agent.state, tostring(inv.settings.max_turns)),
+        hint = string.format("raise max_turns in %s (or split the work into smaller states), then: "
+          .. "raymond --resume %s", agent.state, rec.id) }
+    end
     if out.kind == "budget" then
       -- The turn used its share of the budget: it goes on in the same
       -- session with a new share, until the budget cannot pay for one.
@@ -213,6 +221,28 @@ local function invoke(run, agent, inv)
   end
 end
 
+-- The agent settings of `inv` as the CLI takes them (raymond.policy),
+-- the MCP configuration read through the run's scope; or nil and a
+-- message naming the state file, or the PreState hook (`by`, field ->
+-- "file:line") that set the bad value.
+local function agent_settings(run, agent, inv, by)
+  local out = {}
+  for _, s in ipairs(policy.SETTINGS) do
+    local v = inv[s.key]
+    if v ~= nil then
+      local val, why = policy.setting(s.key, v)
+      if val ~= nil and s.key == "mcp_config" then val, why = policy.mcp_text(run.scope, val) end
+      if val == nil and by[s.field] then
+        return nil, string.format("%s: PreState decision field '%s' %s", by[s.field], s.field, why)
+      elseif val == nil then
+        return nil, string.format("%s: %s %s", console.rel(run.scope.path .. "/" .. agent.state, run.cwd), s.key, why)
+      end
+      out[s.key] = val
+    end
+  end
+  return out
+end
+
 -- An error table from invoke() or judge() as an outcome; nil: stopped.
 local function failed(err)
   if not err then return states.STOPPED end
@@ -229,11 +259,16 @@ function M.run(run, agent)
     prompt = template.render(body, vars), model = pol.model or launch.model,
     effort = pol.effort or launch.effort, timeout = pol.timeout or launch.timeout,
   }
+  for k, v in pairs(pol.settings) do inv[k] = v end
+  if inv.append_system_prompt then inv.append_system_prompt = template.render(inv.append_system_prompt, vars) end
   if agent.context then inv.prompt = inv.prompt .. "\n\n" .. agent.context end
   local pre = run:decide("PreState", agent, { kind = "markdown", invocation = inv, frontmatter = meta }, inv)
   if not pre then return states.STOPPED end
   if pre.kind == "transition" then return states.transition(pre.transition) end
   if pre.kind == "error" then return states.error(pre.msg) end
+  local settings, serr = agent_settings(run, agent, inv, pre.by)
+  if not settings then return states.error(serr, nil, "correct it, then: raymond --resume " .. rec.id) end
+  inv.settings = settings
   local base_prompt = inv.prompt
   local state_cost = 0 -- every attempt of this state, reminders included
   for attempt = 1, M.ATTEMPTS do
