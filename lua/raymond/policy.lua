@@ -116,6 +116,33 @@ local function split_rules(s)
   return out
 end
 
+-- The number of single-letter edits from `a` to `b`, letter case aside.
+local function distance(a, b)
+  a, b = a:lower(), b:lower()
+  local row = {}
+  for j = 0, #b do row[j] = j end
+  for i = 1, #a do
+    local diag, prev = row[0], i
+    row[0] = i
+    for j = 1, #b do
+      local cur = math.min(row[j] + 1, prev + 1, diag + (a:byte(i) == b:byte(j) and 0 or 1))
+      diag, row[j], prev = row[j], cur, cur
+    end
+  end
+  return row[#b]
+end
+
+-- The tool a misspelt `name` most likely meant, if one is close: two
+-- edits at most, and fewer than half its letters.
+local function nearest(name)
+  local best, best_d = nil, math.min(3, #name // 2 + 1)
+  for _, t in ipairs(M.TOOLS) do
+    local d = distance(name, t)
+    if d < best_d then best, best_d = t, d end
+  end
+  return best
+end
+
 -- Nil when `rule` is a tool rule as Claude Code writes one (a tool, an
 -- MCP server's tool or all of them, optionally a rule in parentheses),
 -- else why not.
@@ -126,9 +153,8 @@ local function rule_error(rule)
       .. "tool, as in Bash(git log:*)", rule)
   end
   if TOOL[name] or name:find("^mcp__[%w_%-]+$") or name:find("^mcp__[%w_%-]+__%*$") then return nil end
-  for _, t in ipairs(M.TOOLS) do
-    if t:lower() == name:lower() then return string.format("names an unknown tool '%s'; did you mean %s?", name, t) end
-  end
+  local near = nearest(name)
+  if near then return string.format("names an unknown tool '%s'; did you mean %s?", name, near) end
   return string.format("names an unknown tool '%s'; the tools are %s, and mcp__SERVER__TOOL or mcp__SERVER__* "
     .. "for an MCP server's", name, table.concat(M.TOOLS, ", "))
 end
