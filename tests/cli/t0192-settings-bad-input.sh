@@ -90,6 +90,31 @@ test_expect_success 'mcp_config: a path out of the workflow, a missing file, a f
 	refused 3 "mcp_config names '"'"'none.json'"'"', which has no \"mcpServers\" object; write {\"mcpServers\": {\"NAME\": {\"command\": \"...\", \"args\": [...]}}}" invalid-mcp-config
 '
 
+test_expect_success 'an append_system_prompt or an MCP configuration too long for one argument' '
+	use_fake &&
+	start "append_system_prompt: $(head -c 200000 /dev/zero | tr "\0" a)" &&
+	refused 3 "append_system_prompt is 200000 bytes, more than the 131000 one command-line argument may hold; put the text in the prompt" invalid-agent-setting &&
+	start "mcp_config: big.json" &&
+	{ printf "{\"mcpServers\": {}, \"pad\": \"" && head -c 199971 /dev/zero | tr "\0" b && printf "\"}"; } >wf/big.json &&
+	test "$(wc -c <wf/big.json)" -eq 200000 &&
+	refused 3 "mcp_config names '"'"'big.json'"'"', which is 200000 bytes, more than the 131000 one command-line argument may hold" invalid-mcp-config
+'
+
+test_expect_success 'an append_system_prompt too long once a 200000-byte result fills it: the state fails before the CLI runs' '
+	use_fake &&
+	state START.sh <<-\EOS &&
+	echo "<call return=\"B.md\">SUB.sh</call>"
+	EOS
+	state SUB.sh <<-\EOS &&
+	echo "<result>$(head -c 200000 /dev/zero | tr "\000" b)</result>"
+	EOS
+	printf -- "---\nappend_system_prompt: \"{{result}}\"\n---\nMOCK: reply <result>ok</result>\n" | state B.md &&
+	raymond lint wf >out 2>err &&
+	expect_status 1 raymond wf >out 2>err &&
+	has "raymond: error: wf/B.md (agent main): wf/B.md: append_system_prompt is 200000 bytes, more than the 131000 one command-line argument may hold; put the text in the prompt" <err &&
+	test ! -e fake/log.jsonl
+'
+
 test_expect_success 'a state no transition reaches is not checked before a run; lint still reports it' '
 	use_fake &&
 	start "max_turns: 3" &&
