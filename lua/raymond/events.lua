@@ -124,8 +124,9 @@ function M.check(name, d, where)
       warnings[#warnings + 1] = string.format("%s: %s does not take decision field '%s' (ignored)",
         where, name, k)
       d[k] = nil
-    elseif f.check and f.check(v) then
-      return nil, string.format("%s: %s decision field '%s' %s", where, name, k, f.check(v))
+    else
+      local why = f.check and f.check(v)
+      if why then return nil, string.format("%s: %s decision field '%s' %s", where, name, k, why) end
     end
   end
   if d.transition and type(d.transition.tag) ~= "string" then

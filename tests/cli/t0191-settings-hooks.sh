@@ -2,7 +2,8 @@
 # PreState hooks change a markdown state's agent settings, as they change
 # its model (docs/hooks.md): allowedTools, disallowedTools, permissionMode,
 # mcpConfig, appendSystemPrompt, maxTurns.  A bad value is an error naming
-# the hook file and line, and the state does not run.
+# the hook file and line, and the state does not run; the values a hook
+# set are in its decision line.
 . "$(dirname "$0")/lib.sh"
 
 export RAYMOND_RETRY_DELAY=0.05
@@ -55,7 +56,8 @@ test_expect_success 'a PreState hook replaces every setting; the hook sees the f
 	argv_has 1 --permission-mode dontAsk &&
 	argv_has 1 --allowedTools Read Grep --mcp-config "{\"mcpServers\": {}}" \
 		--append-system-prompt=from\ the\ hook --max-turns 10 \
-		--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit Bash --
+		--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit Bash -- &&
+	grep -aF "[main] wf/hooks.lua:2 PreState: set allowedTools = {\"Read\", \"Grep\"}, appendSystemPrompt = \"from the hook\", disallowedTools = {\"Bash\"}, maxTurns = 10, mcpConfig = \"other.json\", permissionMode = \"dontAsk\"" .raymond/debug/*.record
 '
 
 test_expect_success 'a bad value from a hook names the hook file and line; nothing runs' '
