@@ -45,8 +45,8 @@ M.LINE_MAX = 8 * 1024 * 1024
 -- its command line: running it again cannot help.
 local refusals = {
   { "cannot be used with root/sudo privileges",
-    "run raymond as a user other than root, or without --dangerously-skip-permissions "
-      .. "(inside a container or sandbox, set IS_SANDBOX=1)" },
+    "run raymond as a user other than root, or without --dangerously-skip-permissions and a state's "
+      .. "permission_mode: bypassPermissions (inside a container or sandbox, set IS_SANDBOX=1)" },
   { "error: unknown option", "the Claude Code CLI is older or newer than raymond expects; "
       .. "install a current one (npm install -g @anthropic-ai/claude-code)" },
   { "error: option '", "an option raymond gave the Claude Code CLI has a value it does not accept; check the "

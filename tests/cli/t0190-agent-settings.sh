@@ -96,6 +96,24 @@ test_expect_success 'permission_mode replaces --dangerously-skip-permissions for
 	argv_has 2 --verbose --dangerously-skip-permissions --resume
 '
 
+test_expect_success 'permission_mode: bypassPermissions as root is refused by the CLI once, with a hint naming it' '
+	if [ "$(id -u)" != 0 ]; then echo "not root: nothing to refuse"; exit 0; fi &&
+	use_fake &&
+	state START.md <<-\EOS &&
+	---
+	permission_mode: bypassPermissions
+	---
+	MOCK: reply <result>never</result>
+	EOS
+	expect_status 1 raymond wf >out 2>err &&
+	has "the Claude Code CLI refused to start: --dangerously-skip-permissions cannot be used with root/sudo privileges" <err &&
+	has "hint: run raymond as a user other than root, or without --dangerously-skip-permissions and a state'"'"'s permission_mode: bypassPermissions (inside a container or sandbox, set IS_SANDBOX=1)" <err &&
+	lacks retrying <err &&
+	IS_SANDBOX=1 raymond --resume "$(run_id)" >out 2>err &&
+	grep -qx never out &&
+	argv_has 1 --verbose --permission-mode bypassPermissions --session-id
+'
+
 test_expect_success 'a reminder re-prompt runs under the same settings' '
 	use_fake &&
 	state START.md <<-\EOS &&
