@@ -89,9 +89,11 @@ M.ARG_MAX = 131000
 
 local trim = text.trim
 
--- How a bad value is named in a message.
+-- How a bad value is named in a message: a long text by how it begins,
+-- cut before a character the cut would split.
 local function shown(v)
   if type(v) == "table" then return (next(v) == nil or v[1] ~= nil) and "a list" or "a mapping" end
+  if type(v) == "string" and #v > 60 then return "'" .. v:sub(1, 60):gsub("[\192-\255][\128-\191]*$", "") .. "...'" end
   if type(v) == "string" then return "'" .. v .. "'" end
   if type(v) == "number" then return tostring(math.tointeger(v) or v) end
   return "a " .. type(v)
@@ -149,14 +151,14 @@ end
 local function rule_error(rule)
   local name, paren = rule:match("^([^(]*)(.*)$")
   if paren ~= "" and not paren:find("^%(.*%)$") then
-    return string.format("has '%s', which is not a tool rule: the rule goes in parentheses after the "
-      .. "tool, as in Bash(git log:*)", rule)
+    return string.format("has %s, which is not a tool rule: the rule goes in parentheses after the "
+      .. "tool, as in Bash(git log:*)", shown(rule))
   end
   if TOOL[name] or name:find("^mcp__[%w_%-]+$") or name:find("^mcp__[%w_%-]+__%*$") then return nil end
   local near = nearest(name)
-  if near then return string.format("names an unknown tool '%s'; did you mean %s?", name, near) end
-  return string.format("names an unknown tool '%s'; the tools are %s, and mcp__SERVER__TOOL or mcp__SERVER__* "
-    .. "for an MCP server's", name, table.concat(M.TOOLS, ", "))
+  if near then return string.format("names an unknown tool %s; did you mean %s?", shown(name), near) end
+  return string.format("names an unknown tool %s; the tools are %s, and mcp__SERVER__TOOL or mcp__SERVER__* "
+    .. "for an MCP server's", shown(name), table.concat(M.TOOLS, ", "))
 end
 
 local CHECK = {}
@@ -191,6 +193,7 @@ end
 
 function CHECK.mcp_config(v)
   local p = type(v) == "string" and trim(v)
+  while p and p:sub(1, 2) == "./" do p = p:sub(3) end
   if not p or p == "" or p:sub(1, 1) == "/" or ("/" .. p .. "/"):find("/%.%./") then
     return nil, string.format("must be the path of a JSON file of the workflow, relative to the state's "
       .. "folder (e.g. servers.json), got %s", shown(v))
