@@ -120,7 +120,7 @@ local function spawn(run, agent, inv, turn)
     claude = launch.claude or "claude", model = inv.model, effort = inv.effort,
     skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = entry.cap,
   }
-  for k, v in pairs(inv.settings) do spec[k] = v end
+  for k, v in pairs(inv.agent_settings) do spec[k] = v end
   local argv = claude.argv(spec)
   local reader = claude.reader(not console.quiet and function(t)
     for line in t:gmatch("[^\n]+") do console.activity(agent.id, line) end
@@ -168,7 +168,7 @@ local function invoke(run, agent, inv)
     if out.kind == "max_turns" then
       -- Another attempt would only take as many turns again.
       return nil, { msg = string.format("%s reached max_turns (%s) before it finished: the model was still "
-        .. "at work when its turns ran out", agent.state, tostring(inv.settings.max_turns)),
+        .. "at work when its turns ran out", agent.state, tostring(inv.agent_settings.max_turns)),
         hint = string.format("raise max_turns in %s (or split the work into smaller states), then: "
           .. "raymond --resume %s", agent.state, rec.id) }
     end
@@ -268,7 +268,7 @@ function M.run(run, agent)
   if pre.kind == "error" then return states.error(pre.msg) end
   local settings, serr = agent_settings(run, agent, inv, pre.by)
   if not settings then return states.error(serr, nil, "correct it, then: raymond --resume " .. rec.id) end
-  inv.settings = settings
+  inv.agent_settings = settings
   local base_prompt = inv.prompt
   local state_cost = 0 -- every attempt of this state, reminders included
   for attempt = 1, M.ATTEMPTS do
