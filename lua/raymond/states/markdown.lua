@@ -24,6 +24,14 @@
 -- answered by re-prompting the same session with a reminder, up to three
 -- invocations; a single non-result transition is used implicitly when no
 -- tag is emitted.  Without a policy a missing or doubled tag is an error.
+--
+-- Agent settings.  The frontmatter's allowed_tools, disallowed_tools,
+-- permission_mode, mcp_config, append_system_prompt and max_turns
+-- (raymond.policy) go into the invocation, PreState hooks may replace
+-- them, and they are checked once more, the MCP file read through the
+-- run's scope, before the first launch; a bad one fails the state naming
+-- the file or the hook that gave it.  A turn that reaches max_turns fails
+-- the state: another attempt would only run out of turns again.
 
 local raymond = require("raymond")
 local claude = require("raymond.claude")
