@@ -611,8 +611,8 @@ M.checks = {
   },
   {
     id = "hook-decision", severity = "error",
-    what = "a handler returns a literal decision with a field of the wrong type, or a transition "
-      .. "without a tag or to a state the workflow lacks",
+    what = "a handler returns a literal decision with a field of the wrong type or a bad value, a transition "
+      .. "without a tag or to a state the workflow lacks, or an mcpConfig file the workflow lacks",
     fix = "correct the decision (docs/hooks.md lists each event's fields)",
     check = function(wf, add)
       each_literal_decision(wf, function(f, event, d, line, lenient)
@@ -627,6 +627,10 @@ M.checks = {
         if type(tr) == "table" and type(tr.target) == "string" and not tr.target:find("[$`{]") then
           local _, rerr = resolve.target(wf.lookup, trim(tr.target))
           if rerr then add(f.name, line, event .. " decision 'transition': " .. short(wf, rerr)) end
+        end
+        if type(d.mcpConfig) == "string" then
+          local _, mcp_err = policy.mcp_text(wf.scope, policy.setting("mcp_config", d.mcpConfig))
+          if mcp_err then add(f.name, line, event .. " decision field 'mcpConfig' " .. mcp_err) end
         end
       end)
     end,

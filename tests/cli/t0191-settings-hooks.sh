@@ -78,11 +78,20 @@ test_expect_success 'a bad value from a hook names the hook file and line; nothi
 	done
 '
 
-test_expect_success 'raymond lint finds a bad literal setting in a hook, with its line' '
+test_expect_success 'raymond lint, and so a run, finds a bad literal setting in a hook, with its line' '
+	use_fake &&
 	start_with_settings &&
 	hook "{ maxTurns = -1 }" &&
 	expect_status 1 raymond lint wf >out 2>err &&
-	has "wf/hooks.lua:3: error: PreState decision field '"'"'maxTurns'"'"' must be a whole number of turns from 1 to 1000000, got -1 [hook-decision]" <out
+	has "wf/hooks.lua:3: error: PreState decision field '"'"'maxTurns'"'"' must be a whole number of turns from 1 to 1000000, got -1 [hook-decision]" <out &&
+	hook "{ mcpConfig = \"gone.json\" }" &&
+	expect_status 1 raymond lint wf >out 2>err &&
+	has "wf/hooks.lua:3: error: PreState decision field '"'"'mcpConfig'"'"' names no file '"'"'gone.json'"'"' of the workflow (the path is relative to the state'"'"'s folder) [hook-decision]" <out &&
+	expect_status 1 raymond wf >out 2>err &&
+	has "wf/hooks.lua:3: error: PreState decision field '"'"'mcpConfig'"'"' names no file" <err &&
+	test ! -e fake/log.jsonl &&
+	echo "{\"mcpServers\": {}}" >wf/gone.json &&
+	raymond lint wf >out 2>err
 '
 
 test_done
