@@ -78,6 +78,23 @@ test_expect_success 'a bad value from a hook names the hook file and line; nothi
 	done
 '
 
+test_expect_success 'a file that says on_error = "warn": a missing mcpConfig file is reported, the frontmatter'"'"'s used' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	---
+	mcp_config: servers.json
+	---
+	MOCK: reply <result>ok</result>
+	EOS
+	echo "{\"mcpServers\": {\"own\": {}}}" >wf/servers.json &&
+	printf -- "-- settings\nreturn { on_error = \"warn\", PreState = function(ev)\n  return { mcpConfig = \"gone.json\", maxTurns = 4 }\nend }\n" >wf/hooks.lua &&
+	raymond wf --no-lint >out 2>err &&
+	grep -qx ok out &&
+	has "raymond: warning: " <err &&
+	has "wf/hooks.lua:2: PreState decision field '"'"'mcpConfig'"'"' names no file '"'"'gone.json'"'"' of the workflow (the path is relative to the state'"'"'s folder) (ignored: the file says on_error = \"warn\")" <err &&
+	log 1 | has "\"--mcp-config\",\"{\\\"mcpServers\\\": {\\\"own\\\": {}}}\",\"--max-turns\",\"4\""
+'
+
 test_expect_success 'raymond lint, and so a run, finds a bad literal setting in a hook, with its line' '
 	use_fake &&
 	start_with_settings &&

@@ -229,24 +229,43 @@ local function invoke(run, agent, inv)
   end
 end
 
--- The agent settings of `inv` as the CLI takes them (raymond.policy),
--- the MCP configuration read through the run's scope; or nil and a
--- message naming the state file, or the PreState hook (`by`, field ->
--- "file:line") that set the bad value.
-local function agent_settings(run, agent, inv, by)
+-- Setting `key`'s value `v` as the CLI takes it, the MCP configuration
+-- read through the run's scope; or nil and why not.
+local function setting(run, key, v)
+  local val, why = policy.setting(key, v)
+  if val ~= nil and key == "mcp_config" then return policy.mcp_text(run.scope, val) end
+  return val, why
+end
+
+-- Whether the hook file of handler `where` ("file:line") says on_error = "warn".
+local function lenient(run, where)
+  for _, f in ipairs(run.hooks and run.hooks.files or {}) do
+    if where:sub(1, #f.name + 1) == f.name .. ":" then return f.on_error == "warn" end
+  end
+  return false
+end
+
+-- The agent settings of `inv` as the CLI takes them; or nil and a message
+-- naming the state file, or the PreState hook (`by`, field -> "file:line")
+-- that set the bad value.  A bad value from a file that says on_error =
+-- "warn" is reported and the frontmatter's (`own`) used instead.
+local function agent_settings(run, agent, inv, by, own)
   local out = {}
   for _, s in ipairs(policy.SETTINGS) do
-    local v = inv[s.key]
-    if v ~= nil then
-      local val, why = policy.setting(s.key, v)
-      if val ~= nil and s.key == "mcp_config" then val, why = policy.mcp_text(run.scope, val) end
-      if val == nil and by[s.field] then
-        return nil, string.format("%s: PreState decision field '%s' %s", by[s.field], s.field, why)
-      elseif val == nil then
-        return nil, string.format("%s: %s %s", console.rel(run.scope.path .. "/" .. agent.state, run.cwd), s.key, why)
-      end
-      out[s.key] = val
+    local v, from = inv[s.key], by[s.field]
+    local val, why = setting(run, s.key, v)
+    if v ~= nil and val == nil and from and lenient(run, from) then
+      console.warn("%s: PreState decision field '%s' %s (ignored: the file says on_error = \"warn\")", from,
+        s.field, why)
+      v, from = own[s.key], nil
+      val, why = setting(run, s.key, v)
     end
+    if v ~= nil and val == nil and from then
+      return nil, string.format("%s: PreState decision field '%s' %s", from, s.field, why)
+    elseif v ~= nil and val == nil then
+      return nil, string.format("%s: %s %s", console.rel(run.scope.path .. "/" .. agent.state, run.cwd), s.key, why)
+    end
+    out[s.key] = val
   end
   return out
 end
@@ -267,14 +286,15 @@ function M.run(run, agent)
     prompt = template.render(body, vars), model = pol.model or launch.model,
     effort = pol.effort or launch.effort, timeout = pol.timeout or launch.timeout,
   }
-  for k, v in pairs(pol.settings) do inv[k] = v end
-  if inv.append_system_prompt then inv.append_system_prompt = template.render(inv.append_system_prompt, vars) end
+  local own = pol.settings
+  if own.append_system_prompt then own.append_system_prompt = template.render(own.append_system_prompt, vars) end
+  for k, v in pairs(own) do inv[k] = v end
   if agent.context then inv.prompt = inv.prompt .. "\n\n" .. agent.context end
   local pre = run:decide("PreState", agent, { kind = "markdown", invocation = inv, frontmatter = meta }, inv)
   if not pre then return states.STOPPED end
   if pre.kind == "transition" then return states.transition(pre.transition) end
   if pre.kind == "error" then return states.error(pre.msg) end
-  local settings, serr = agent_settings(run, agent, inv, pre.by)
+  local settings, serr = agent_settings(run, agent, inv, pre.by, own)
   if not settings then return states.error(serr, nil, "correct it, then: raymond --resume " .. rec.id) end
   inv.agent_settings = settings
   local base_prompt = inv.prompt
