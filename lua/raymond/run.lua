@@ -293,7 +293,7 @@ function Run:decide(name, agent, fields, target, seen)
     if not tr then return { kind = "error", msg = err } end
     return { kind = "transition", transition = tr }
   end
-  return { kind = "go", by = d.by }
+  return { kind = "go", by = d.by or {} }
 end
 
 -- The PreTransition verdict for `tr`, asked once: a markdown state asks

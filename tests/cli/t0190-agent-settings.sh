@@ -80,6 +80,20 @@ test_expect_success 'a comma-separated string of tools, a rule holding a comma, 
 		--disallowed-tools $RAYMONDS_OWN WebSearch --
 '
 
+test_expect_success 'with no hook at all (--no-default-hooks) the settings reach the CLI all the same' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	---
+	allowed_tools: Read
+	max_turns: 2
+	---
+	MOCK: reply <result>ok</result>
+	EOS
+	raymond wf --no-default-hooks >out 2>err &&
+	grep -qx ok out &&
+	argv_has 1 --allowedTools Read --max-turns 2 --disallowed-tools
+'
+
 test_expect_success 'permission_mode replaces --dangerously-skip-permissions for its own state only' '
 	use_fake &&
 	state START.md <<-\EOS &&
