@@ -700,6 +700,7 @@ static const struct opt OPTS[] = {
 	{"--system-prompt", 0, F_VAL, O_IGNORE, "--system-prompt <prompt>"},
 	{"--fallback-model", 0, F_VAL, O_IGNORE, "--fallback-model <model>"},
 	{"--setting-sources", 0, F_VAL, O_IGNORE, "--setting-sources <sources>"},
+	{"--max-turns", 0, F_VAL, O_IGNORE, "--max-turns <turns>"},
 	/* real options the fake does not emulate: a loud failure, not a silent pass */
 	{"--continue", 'c', F_NOTEMU_FLAG, O_NOTEMU, "-c, --continue"},
 	{"--input-format", 0, F_NOTEMU_VAL, O_NOTEMU, "--input-format <format>"},
