@@ -148,4 +148,10 @@ test_expect_success 'of two hooks, a deny wins over an allow' '
 	test "$(result_text)" = "no touching here"
 '
 
+test_expect_success 'each Bash call of a calls step passes the hooks' '
+	fake --settings "$(hooks_json PreToolUse Bash "echo called >>count")" -- "MOCK: calls 4 => done" >out &&
+	test "$(wc -l <count)" = 3 &&
+	test "$(jline result out | jstr result)" = done
+'
+
 test_done

@@ -2554,14 +2554,31 @@ static void step_tool(void)
 	step_reply();
 }
 
-static void step_bash(void)
+/* A Bash tool call of command cmd[0..n). */
+static void bash_call(const char *cmd, size_t n, const char *description)
 {
 	Buf in = {0};
 	bs(&in, "{\"command\":");
-	bjn(&in, r.cmd.p ? r.cmd.p : "", r.cmd.n);
-	bs(&in, ",\"description\":\"Run the command\"}");
+	bjn(&in, cmd, n);
+	bs(&in, ",\"description\":");
+	bj(&in, description);
+	bs(&in, "}");
 	tool_call("Bash", jparse(in.p, in.n));
 	free(in.p);
+}
+
+static void step_bash(void)
+{
+	bash_call(r.cmd.p ? r.cmd.p : "", r.cmd.n, "Run the command");
+	step_reply();
+}
+
+/* calls N => TEXT: N-1 Bash calls of `true` (hooks see them as any call),
+ * then TEXT; each is paid as one API call. */
+static void step_calls(void)
+{
+	for (long i = 1; i < r.calls; i++)
+		bash_call("true", 4, "Nothing");
 	step_reply();
 }
 
@@ -2647,31 +2664,6 @@ static void step_reply(void)
 	stop_hooks(r.text.p ? r.text.p : "", r.text.n);
 	badd(&r.result, r.text.p ? r.text.p : "", r.text.n);
 	emit_result(false, 0, r.answered, r.spent, r.answered * r.in_tok, r.answered * r.out_tok);
-}
-
-/* calls N => TEXT: N-1 tool calls that do nothing, then TEXT; each call
- * is paid as one API call. */
-static void step_calls(void)
-{
-	for (long i = 1; i < r.calls; i++) {
-		char tid[48];
-		rid(tid, sizeof tid, "toolu_fake_");
-		Buf blk = {0};
-		bs(&blk, "{\"type\":\"tool_use\",\"id\":");
-		bj(&blk, tid);
-		bs(&blk, ",\"name\":\"Bash\",\"input\":{\"command\":\"true\",\"description\":\"Nothing\"}}");
-		emit_assistant(blk.p, "tool_use");
-		free(blk.p);
-		call_done();
-		Buf *b = &r.line;
-		bs(b, "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":");
-		bj(b, tid);
-		bs(b, ",\"type\":\"tool_result\",\"content\":\"(Bash completed with no output)\",\"is_error\":false}]}");
-		tail();
-		bs(b, "}");
-		out_line(false);
-	}
-	step_reply();
 }
 
 int main(int argc, char **argv)
