@@ -858,11 +858,13 @@ static void parse_args(void)
 				nl = (size_t)(eq - a);
 				val = eq + 1;
 			}
-			for (size_t k = 0; k < sizeof OPTS / sizeof *OPTS; k++)
+			/* the first entry wins, so an emulated option stays so
+			 * if a later line also lists it as accepted and ignored */
+			for (size_t k = 0; !op && k < sizeof OPTS / sizeof *OPTS; k++)
 				if (strlen(OPTS[k].lng) == nl && !strncmp(OPTS[k].lng, a, nl))
 					op = &OPTS[k];
 		} else if (a[2] == 0) {
-			for (size_t k = 0; k < sizeof OPTS / sizeof *OPTS; k++)
+			for (size_t k = 0; !op && k < sizeof OPTS / sizeof *OPTS; k++)
 				if (OPTS[k].sht == a[1])
 					op = &OPTS[k];
 		}
