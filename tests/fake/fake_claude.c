@@ -797,40 +797,33 @@ static void scan_tools(Buf *list, const char *p)
 	}
 }
 
+/* An --mcp-config value is inline JSON or a file, which must exist; the
+ * CLI names a missing one by its absolute path. */
+static void check_mcp_config(const char *f)
+{
+	const char *s = f;
+	size_t n = strlen(s);
+	trim(&s, &n);
+	struct stat st;
+	if ((n && s[0] == '{') || stat(f, &st) == 0)
+		return;
+	char cwd[4096];
+	bool rel = f[0] != '/' && getcwd(cwd, sizeof cwd);
+	fail(1, "Error: Invalid MCP configuration:\nMCP config file not found: %s%s%s", rel ? cwd : "",
+	     rel ? "/" : "", f);
+}
+
 /* A value of a list option: tool lists are split, others kept whole. */
 static void list_value(int id, const char *v)
 {
 	if (id == O_DISALLOW || id == O_ALLOW) {
 		scan_tools(id == O_ALLOW ? &o.allowed : &o.disallowed, v);
 	} else if (id == O_MCP) {
+		check_mcp_config(v);
 		if (o.mcp.n)
 			bs(&o.mcp, ",");
 		bj(&o.mcp, v);
 	}
-}
-
-/* Each --mcp-config value is inline JSON or a file, which must exist. */
-static void check_mcp_config(void)
-{
-	static Buf list;
-	list.n = 0;
-	J *v = o.mcp.n ? (bs(&list, "["), badd(&list, o.mcp.p, o.mcp.n), bs(&list, "]"), jparse(list.p, list.n)) : NULL;
-	for (size_t i = 0; v && i < v->n; i++) {
-		const char *f = v->kid[i]->s, *s = f;
-		size_t n = strlen(s);
-		trim(&s, &n);
-		struct stat st;
-		if ((n && s[0] == '{') || stat(f, &st) == 0)
-			continue;
-		char abs[8192];
-		if (f[0] == '/' || !getcwd(abs, sizeof abs - strlen(f) - 2))
-			snprintf(abs, sizeof abs, "%s", f);
-		else
-			snprintf(abs + strlen(abs), sizeof abs - strlen(abs), "/%s", f);
-		jfree(v);
-		fail(1, "Error: Invalid MCP configuration:\nMCP config file not found: %s", abs);
-	}
-	jfree(v);
 }
 
 static void parse_args(void)
@@ -2707,7 +2700,6 @@ int main(int argc, char **argv)
 		long v = strtol(o.max_turns, &end, 10);
 		r.max_turns = *o.max_turns && !*end && v > 0 ? v : 0;
 	}
-	check_mcp_config();
 	load_settings();
 	resolve_model();
 	static const char *const efforts[] = {"low", "medium", "high", "xhigh", "max", NULL};
