@@ -1800,6 +1800,19 @@ static void step_limit(void)
 	api_failure(429, "rate_limit");
 }
 
+/* The process group of the hook running now, or 0.  A hook runs in a
+ * group of its own (so its timeout ends all of it); when the fake is told
+ * to stop, that group goes with it. */
+static volatile sig_atomic_t hook_group;
+
+static void on_stop(int sig)
+{
+	if (hook_group)
+		kill(-(pid_t)hook_group, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* Run cmd with /bin/sh -c in the cwd; its output into out and err.  The
  * Bash tool gives no input (stdin /dev/null) and no time limit; a hook
  * gets `in` on stdin, runs in a process group of its own, and is killed
@@ -1834,6 +1847,7 @@ static int run_cmd(const char *cmd, const Buf *in, double seconds, Buf *out, Buf
 	close(pe[1]);
 	size_t sent = 0;
 	if (in) {
+		hook_group = pid;
 		close(pi[0]);
 		fcntl(pi[1], F_SETFL, O_NONBLOCK);
 	}
@@ -1891,6 +1905,7 @@ static int run_cmd(const char *cmd, const Buf *in, double seconds, Buf *out, Buf
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	hook_group = 0;
 	if (*timed_out)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -2701,6 +2716,11 @@ int main(int argc, char **argv)
 		r.max_turns = *o.max_turns && !*end && v > 0 ? v : 0;
 	}
 	load_settings();
+	if (hk.n) {
+		signal(SIGTERM, on_stop);
+		signal(SIGINT, on_stop);
+		signal(SIGHUP, on_stop);
+	}
 	resolve_model();
 	static const char *const efforts[] = {"low", "medium", "high", "xhigh", "max", NULL};
 	r.effort = "high";
