@@ -125,7 +125,11 @@ test_expect_success 'agent.data counts the calls across kill -9 and --resume' '
 	cat >wf/hooks.lua <<-\EOS &&
 	return {
 	  tools = { "Bash" },
-	  PreToolUse = function(ev) ev.agent.data.calls = (ev.agent.data.calls or 0) + 1 end,
+	  PreToolUse = function(ev)
+	    ev.agent.data.calls = (ev.agent.data.calls or 0) + 1
+	    -- The agent is gone once it ends: the run keeps what it counted.
+	    ev.run.data.calls = ev.agent.data.calls
+	  end,
 	}
 	EOS
 	cat >wf/START.md <<-\EOS &&
