@@ -62,6 +62,8 @@ extern volatile sig_atomic_t ray__signal_count;
 extern volatile sig_atomic_t ray__signal_last;
 /* Act on signals counted since the last call: mark the run, stop it. */
 void ray__sched_take_signals(struct ray_host *h);
+/* A Lua error nothing caught: report it as internal, stop the run. */
+void ray__sched_crash(struct ray_host *h, const char *msg);
 /* Restore the signal dispositions and close the handles of the scheduler. */
 void ray__sched_close(struct ray_host *h);
 
@@ -96,6 +98,9 @@ struct ray_record;
  */
 struct ray_record **ray__record_slot(lua_State *L, int idx);
 void ray__record_register(lua_State *L);
+
+/* lua_bridge.c: raymond.bridge_listen and exe_path on the table at -1. */
+void ray__bridge_register(lua_State *L);
 
 struct ray_tagparse;
 /* Push the tags of `tp` as a list of {name, body, attrs, offset}. */

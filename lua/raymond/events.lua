@@ -11,11 +11,19 @@
 -- Adding an event is one entry in M.list plus the place that emits it;
 -- adding a decision field is one entry in M.fields plus its effect.
 
+local policy = require("raymond.policy")
+
 local M = {}
+
+-- A check of an agent setting's value beyond its type (raymond.policy):
+-- nil when it is good, else why not.
+local function setting(key)
+  return function(v) return select(2, policy.setting(key, v)) end
+end
 
 -- Every decision field: its Lua type, its effect, and for "set" fields
 -- the key they set on the emitter's target (PreState: the invocation;
--- PreTransition: the agent).
+-- PreTransition: the agent) and, for some, a check of the value.
 --   stop        with continue = false: the run stops before anything
 --               else happens, status "stopped", resumable
 --   block       with decision = "block": the reply (or the transition)
@@ -46,6 +54,13 @@ M.fields = {
                          rank = { allow = 1, deny = 2 }, with = { "permissionDecisionReason" } },
   permissionDecisionReason = { type = "string", effect = "note" },
   updatedInput = { type = "table", effect = "tool" },
+  allowedTools = { type = "table", effect = "set", key = "allowed_tools", check = setting("allowed_tools") },
+  disallowedTools = { type = "table", effect = "set", key = "disallowed_tools", check = setting("disallowed_tools") },
+  permissionMode = { type = "string", effect = "set", key = "permission_mode", check = setting("permission_mode") },
+  mcpConfig = { type = "string", effect = "set", key = "mcp_config", check = setting("mcp_config") },
+  appendSystemPrompt = { type = "string", effect = "set", key = "append_system_prompt",
+    check = setting("append_system_prompt") },
+  maxTurns = { type = "number", effect = "set", key = "max_turns", check = setting("max_turns") },
 }
 
 -- Fields every event has; `agent` events also have the agent's.
@@ -71,7 +86,8 @@ M.list = {
     fields = {}, decisions = { "continue", "stopReason" } },
   { name = "PreState", when = "before a state runs", agent = true,
     fields = { "kind", "invocation", "frontmatter" },
-    decisions = { "transition", "reason", "continue", "stopReason", "model", "effort", "prompt", "maxBudgetUsd" } },
+    decisions = { "transition", "reason", "continue", "stopReason", "model", "effort", "prompt", "maxBudgetUsd",
+      "allowedTools", "disallowedTools", "permissionMode", "mcpConfig", "appendSystemPrompt", "maxTurns" } },
   { name = "PostState", when = "after a state ran successfully (for markdown, after each turn)", agent = true,
     fields = { "kind", "output", "cost_usd", "duration", "exit_code", "frontmatter" },
     decisions = { "transition", "decision", "reason", "continue", "stopReason" } },
@@ -145,6 +161,9 @@ function M.check(name, d, where)
       warnings[#warnings + 1] = string.format("%s: %s does not take decision field '%s' (ignored)",
         where, name, k)
       d[k] = nil
+    else
+      local why = f.check and f.check(v)
+      if why then return nil, string.format("%s: %s decision field '%s' %s", where, name, k, why) end
     end
   end
   if d.transition and type(d.transition.tag) ~= "string" then

@@ -229,6 +229,12 @@ local function said(fields, from, tr)
     if f and f.effect == "set" then
       -- A prompt may be long: the line shows how it begins.
       if type(v) == "string" then v = string.format("%q", #v > 40 and v:sub(1, 40) .. "..." or v) end
+      -- A list of tool rules shows its entries.
+      if type(v) == "table" then
+        local parts = {}
+        for i, x in ipairs(v) do parts[i] = string.format("%q", tostring(x)) end
+        v = "{" .. table.concat(parts, ", ") .. "}"
+      end
       set[#set + 1] = string.format("%s = %s", k, tostring(v))
     end
   end
@@ -261,7 +267,8 @@ end
 
 -- Emit `name` and interpret the decision (raymond.events.verdict).
 -- Returns a verdict table:
---   { kind = "go" }                        carry on
+--   { kind = "go", by = ... }              carry on; by names, per field, the
+--                                          handler ("file:line") that set it
 --   { kind = "block", why = "..." }        refused, with who and why
 --   { kind = "transition", transition = tr }
 --   { kind = "error", msg = "..." }        an invalid transition
@@ -288,7 +295,7 @@ function Run:decide(name, agent, fields, target, seen)
     if not tr then return { kind = "error", msg = err } end
     return { kind = "transition", transition = tr }
   end
-  return { kind = "go" }
+  return { kind = "go", by = d.by or {} }
 end
 
 -- The PreTransition verdict for `tr`, asked once: a markdown state asks

@@ -118,6 +118,22 @@ test_expect_success 'a hook past its timeout is killed with its children, and th
 	events hook | grep -F "\"exit\":null,\"timed_out\":true"
 '
 
+test_expect_success 'a fake stopped by SIGTERM during a hook takes the hook with it' '
+	hook slow <<-\EOS &&
+	echo $$ >slowpid
+	exec sleep 300
+	EOS
+	{ FAKE_CLAUDE_DIR=$PWD/fc "$FAKE" -p --output-format stream-json --verbose \
+		--settings "$(hooks_json PreToolUse Bash "sh slow.sh" 600)" -- "MOCK: bash touch made => after" </dev/null >out & } &&
+	pid=$! &&
+	wait_for_file slowpid &&
+	wait_until 60 test -s slowpid &&
+	kill -TERM $pid &&
+	expect_status 143 wait $pid &&
+	wait_for_exit "$(cat slowpid)" &&
+	test ! -e made
+'
+
 test_expect_success 'continue:false: the tool still runs, then the turn ends with an empty result' '
 	halt_hook &&
 	fake --settings "$(hooks_json PreToolUse Bash "sh halt.sh")" -- "MOCK: bash touch made => after" >out &&
@@ -146,6 +162,12 @@ test_expect_success 'of two hooks, a deny wins over an allow' '
 	fake --settings "$s" -- "MOCK: bash touch made => after" >out &&
 	test ! -e made &&
 	test "$(result_text)" = "no touching here"
+'
+
+test_expect_success 'each Bash call of a calls step passes the hooks' '
+	fake --settings "$(hooks_json PreToolUse Bash "echo called >>count")" -- "MOCK: calls 4 => done" >out &&
+	test "$(wc -l <count)" = 3 &&
+	test "$(jline result out | jstr result)" = done
 '
 
 test_done

@@ -1,8 +1,9 @@
 #!/bin/bash
 # The mock API against the real Claude Code CLI, without raymond: every
 # step kind of tests/README.md, step counting, usage and cost, session
-# titles, --session-id/--resume and --fork-session.  The tests share one
-# mock, so each uses MOCK lines of its own.
+# titles, --session-id/--resume and --fork-session; then the fake claude
+# beside the real CLI on the same hook and tool cases, which must agree.
+# The tests share one mock, so each uses MOCK lines of its own.
 . "$(dirname "$0")/lib.sh"
 e2e_setup || exit 1
 
@@ -419,6 +420,36 @@ test_expect_success 'fake = real: --mcp-config with a missing file' '
 	both --mcp-config missing-p13.json -- "MOCK: reply never p13" &&
 	same "$(cat real/rc) $(cat fake/rc)" "1 1" &&
 	same "$(sed "s|$PWD/fake|CWD|g" fake/err)" "$(sed "s|$PWD/real|CWD|g" real/err)"
+'
+
+# every_event: a --settings document whose hooks, for the five events,
+# append their input and the variable PARITY_VAR to hooks.in and env.out.
+every_event() {
+	local e sep= c="cat >>hooks.in; echo >>hooks.in; echo \$PARITY_VAR >>env.out"
+	printf '{"hooks":{'
+	for e in UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure Stop; do
+		printf '%s"%s":[{"hooks":[{"type":"command","command":"%s"}]}]' "$sep" "$e" "$c"
+		sep=,
+	done
+	printf '}}'
+}
+
+# The fields of each hook input, less those only the real CLI sends
+# (prompt_id, effort, duration_ms, background_tasks, session_crons), and
+# their values but for the ids.
+HOOK_KEYS='Object.keys(d).filter((k) => !["prompt_id", "effort", "duration_ms", "background_tasks", "session_crons"].includes(k)).join(",")'
+HOOK_VALUES='[d.cwd, d.permission_mode, d.hook_event_name, d.tool_name, d.tool_input && d.tool_input.command, d.tool_response && d.tool_response.stdout, d.error, d.is_interrupt, d.prompt, d.stop_hook_active, d.last_assistant_message]'
+
+test_expect_success 'fake = real: each event'\''s hook input has the same fields, in order, and the environment' '
+	export PARITY_VAR=reached-p15 &&
+	both --settings "$(every_event)" -- "MOCK: bash echo hi p15 => after p15" &&
+	alike hooks.in "$HOOK_KEYS" && alike hooks.in "$HOOK_VALUES" &&
+	same "$(jsonl fake/hooks.in d.hook_event_name | tr "\n" " ")" "UserPromptSubmit PreToolUse PostToolUse Stop " &&
+	same "$(sort -u real/env.out) $(sort -u fake/env.out)" "reached-p15 reached-p15" &&
+	rm -rf real fake &&
+	both --settings "$(every_event)" -- "MOCK: bash exit 3 => after p15b" &&
+	alike hooks.in "$HOOK_KEYS" && alike hooks.in "$HOOK_VALUES" &&
+	same "$(jsonl fake/hooks.in d.hook_event_name | tr "\n" " ")" "UserPromptSubmit PreToolUse PostToolUseFailure Stop "
 '
 
 test_expect_success '--append-system-prompt reaches the end of the system prompt' '

@@ -709,6 +709,7 @@ static const struct opt OPTS[] = {
 	{"--system-prompt", 0, F_VAL, O_IGNORE, "--system-prompt <prompt>"},
 	{"--fallback-model", 0, F_VAL, O_IGNORE, "--fallback-model <model>"},
 	{"--setting-sources", 0, F_VAL, O_IGNORE, "--setting-sources <sources>"},
+	{"--max-turns", 0, F_VAL, O_IGNORE, "--max-turns <turns>"},
 	/* real options the fake does not emulate: a loud failure, not a silent pass */
 	{"--continue", 'c', F_NOTEMU_FLAG, O_NOTEMU, "-c, --continue"},
 	{"--input-format", 0, F_NOTEMU_VAL, O_NOTEMU, "--input-format <format>"},
@@ -797,40 +798,33 @@ static void scan_tools(Buf *list, const char *p)
 	}
 }
 
+/* An --mcp-config value is inline JSON or a file, which must exist; the
+ * CLI names a missing one by its absolute path. */
+static void check_mcp_config(const char *f)
+{
+	const char *s = f;
+	size_t n = strlen(s);
+	trim(&s, &n);
+	struct stat st;
+	if ((n && s[0] == '{') || stat(f, &st) == 0)
+		return;
+	char cwd[4096];
+	bool rel = f[0] != '/' && getcwd(cwd, sizeof cwd);
+	fail(1, "Error: Invalid MCP configuration:\nMCP config file not found: %s%s%s", rel ? cwd : "",
+	     rel ? "/" : "", f);
+}
+
 /* A value of a list option: tool lists are split, others kept whole. */
 static void list_value(int id, const char *v)
 {
 	if (id == O_DISALLOW || id == O_ALLOW) {
 		scan_tools(id == O_ALLOW ? &o.allowed : &o.disallowed, v);
 	} else if (id == O_MCP) {
+		check_mcp_config(v);
 		if (o.mcp.n)
 			bs(&o.mcp, ",");
 		bj(&o.mcp, v);
 	}
-}
-
-/* Each --mcp-config value is inline JSON or a file, which must exist. */
-static void check_mcp_config(void)
-{
-	static Buf list;
-	list.n = 0;
-	J *v = o.mcp.n ? (bs(&list, "["), badd(&list, o.mcp.p, o.mcp.n), bs(&list, "]"), jparse(list.p, list.n)) : NULL;
-	for (size_t i = 0; v && i < v->n; i++) {
-		const char *f = v->kid[i]->s, *s = f;
-		size_t n = strlen(s);
-		trim(&s, &n);
-		struct stat st;
-		if ((n && s[0] == '{') || stat(f, &st) == 0)
-			continue;
-		char abs[8192];
-		if (f[0] == '/' || !getcwd(abs, sizeof abs - strlen(f) - 2))
-			snprintf(abs, sizeof abs, "%s", f);
-		else
-			snprintf(abs + strlen(abs), sizeof abs - strlen(abs), "/%s", f);
-		jfree(v);
-		fail(1, "Error: Invalid MCP configuration:\nMCP config file not found: %s", abs);
-	}
-	jfree(v);
 }
 
 static void parse_args(void)
@@ -858,11 +852,13 @@ static void parse_args(void)
 				nl = (size_t)(eq - a);
 				val = eq + 1;
 			}
-			for (size_t k = 0; k < sizeof OPTS / sizeof *OPTS; k++)
+			/* the first entry wins, so an emulated option stays so
+			 * if a later line also lists it as accepted and ignored */
+			for (size_t k = 0; !op && k < sizeof OPTS / sizeof *OPTS; k++)
 				if (strlen(OPTS[k].lng) == nl && !strncmp(OPTS[k].lng, a, nl))
 					op = &OPTS[k];
 		} else if (a[2] == 0) {
-			for (size_t k = 0; k < sizeof OPTS / sizeof *OPTS; k++)
+			for (size_t k = 0; !op && k < sizeof OPTS / sizeof *OPTS; k++)
 				if (OPTS[k].sht == a[1])
 					op = &OPTS[k];
 		}
@@ -1805,6 +1801,19 @@ static void step_limit(void)
 	api_failure(429, "rate_limit");
 }
 
+/* The process group of the hook running now, or 0.  A hook runs in a
+ * group of its own (so its timeout ends all of it); when the fake is told
+ * to stop, that group goes with it. */
+static volatile sig_atomic_t hook_group;
+
+static void on_stop(int sig)
+{
+	if (hook_group)
+		kill(-(pid_t)hook_group, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* Run cmd with /bin/sh -c in the cwd; its output into out and err.  The
  * Bash tool gives no input (stdin /dev/null) and no time limit; a hook
  * gets `in` on stdin, runs in a process group of its own, and is killed
@@ -1839,6 +1848,7 @@ static int run_cmd(const char *cmd, const Buf *in, double seconds, Buf *out, Buf
 	close(pe[1]);
 	size_t sent = 0;
 	if (in) {
+		hook_group = pid;
 		close(pi[0]);
 		fcntl(pi[1], F_SETFL, O_NONBLOCK);
 	}
@@ -1896,6 +1906,7 @@ static int run_cmd(const char *cmd, const Buf *in, double seconds, Buf *out, Buf
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	hook_group = 0;
 	if (*timed_out)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -2554,14 +2565,31 @@ static void step_tool(void)
 	step_reply();
 }
 
-static void step_bash(void)
+/* A Bash tool call of command cmd[0..n). */
+static void bash_call(const char *cmd, size_t n, const char *description)
 {
 	Buf in = {0};
 	bs(&in, "{\"command\":");
-	bjn(&in, r.cmd.p ? r.cmd.p : "", r.cmd.n);
-	bs(&in, ",\"description\":\"Run the command\"}");
+	bjn(&in, cmd, n);
+	bs(&in, ",\"description\":");
+	bj(&in, description);
+	bs(&in, "}");
 	tool_call("Bash", jparse(in.p, in.n));
 	free(in.p);
+}
+
+static void step_bash(void)
+{
+	bash_call(r.cmd.p ? r.cmd.p : "", r.cmd.n, "Run the command");
+	step_reply();
+}
+
+/* calls N => TEXT: N-1 Bash calls of `true` (hooks see them as any call),
+ * then TEXT; each is paid as one API call. */
+static void step_calls(void)
+{
+	for (long i = 1; i < r.calls; i++)
+		bash_call("true", 4, "Nothing");
 	step_reply();
 }
 
@@ -2649,31 +2677,6 @@ static void step_reply(void)
 	emit_result(false, 0, r.answered, r.spent, r.answered * r.in_tok, r.answered * r.out_tok);
 }
 
-/* calls N => TEXT: N-1 tool calls that do nothing, then TEXT; each call
- * is paid as one API call. */
-static void step_calls(void)
-{
-	for (long i = 1; i < r.calls; i++) {
-		char tid[48];
-		rid(tid, sizeof tid, "toolu_fake_");
-		Buf blk = {0};
-		bs(&blk, "{\"type\":\"tool_use\",\"id\":");
-		bj(&blk, tid);
-		bs(&blk, ",\"name\":\"Bash\",\"input\":{\"command\":\"true\",\"description\":\"Nothing\"}}");
-		emit_assistant(blk.p, "tool_use");
-		free(blk.p);
-		call_done();
-		Buf *b = &r.line;
-		bs(b, "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":");
-		bj(b, tid);
-		bs(b, ",\"type\":\"tool_result\",\"content\":\"(Bash completed with no output)\",\"is_error\":false}]}");
-		tail();
-		bs(b, "}");
-		out_line(false);
-	}
-	step_reply();
-}
-
 int main(int argc, char **argv)
 {
 	ac = argc;
@@ -2713,8 +2716,12 @@ int main(int argc, char **argv)
 		long v = strtol(o.max_turns, &end, 10);
 		r.max_turns = *o.max_turns && !*end && v > 0 ? v : 0;
 	}
-	check_mcp_config();
 	load_settings();
+	if (hk.n) {
+		signal(SIGTERM, on_stop);
+		signal(SIGINT, on_stop);
+		signal(SIGHUP, on_stop);
+	}
 	resolve_model();
 	static const char *const efforts[] = {"low", "medium", "high", "xhigh", "max", NULL};
 	r.effort = "high";

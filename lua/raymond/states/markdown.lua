@@ -24,6 +24,14 @@
 -- answered by re-prompting the same session with a reminder, up to three
 -- invocations; a single non-result transition is used implicitly when no
 -- tag is emitted.  Without a policy a missing or doubled tag is an error.
+--
+-- Agent settings.  The frontmatter's allowed_tools, disallowed_tools,
+-- permission_mode, mcp_config, append_system_prompt and max_turns
+-- (raymond.policy) go into the invocation, PreState hooks may replace
+-- them, and they are checked once more, the MCP file read through the
+-- run's scope, before the first launch; a bad one fails the state naming
+-- the file or the hook that gave it.  A turn that reaches max_turns fails
+-- the state: another attempt would only run out of turns again.
 
 local raymond = require("raymond")
 local bridge = require("raymond.bridge")
@@ -140,6 +148,7 @@ local function spawn(run, agent, inv, turn, meta)
     skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = entry.cap,
     settings = gate and gate.settings,
   }
+  for k, v in pairs(inv.agent_settings) do spec[k] = v end
   local argv = claude.argv(spec)
   local reader = claude.reader(not console.quiet and function(t)
     for line in t:gmatch("[^\n]+") do console.activity(agent.id, line) end
@@ -183,6 +192,13 @@ local function invoke(run, agent, inv, meta)
     if out.kind == "ok" or (out.kind == "budget" and not out.shared) then return out end
     if out.kind == "stopped" then return nil, nil end
     if out.kind == "fatal" then return nil, { msg = out.msg, detail = console.tail(out.stderr, 10), hint = out.hint } end
+    if out.kind == "max_turns" then
+      -- Another attempt would only take as many turns again.
+      return nil, { msg = string.format("%s reached max_turns (%s) before it finished: the model was still "
+        .. "at work when its turns ran out", agent.state, tostring(inv.agent_settings.max_turns)),
+        hint = string.format("raise max_turns in %s (or split the work into smaller states), then: "
+          .. "raymond --resume %s", agent.state, rec.id) }
+    end
     if out.kind == "budget" then
       -- The turn used its share of the budget: it goes on in the same
       -- session with a new share, until the budget cannot pay for one.
@@ -232,6 +248,47 @@ local function invoke(run, agent, inv, meta)
   end
 end
 
+-- Setting `key`'s value `v` as the CLI takes it, the MCP configuration
+-- read through the run's scope; or nil and why not.
+local function setting(run, key, v)
+  local val, why = policy.setting(key, v)
+  if val ~= nil and key == "mcp_config" then return policy.mcp_text(run.scope, val) end
+  return val, why
+end
+
+-- Whether the hook file of handler `where` ("file:line") says on_error = "warn".
+local function lenient(run, where)
+  for _, f in ipairs(run.hooks and run.hooks.files or {}) do
+    if where:sub(1, #f.name + 1) == f.name .. ":" then return f.on_error == "warn" end
+  end
+  return false
+end
+
+-- The agent settings of `inv` as the CLI takes them; or nil and a message
+-- naming the state file, or the PreState hook (`by`, field -> "file:line")
+-- that set the bad value.  A bad value from a file that says on_error =
+-- "warn" is reported and the frontmatter's (`own`) used instead.
+local function agent_settings(run, agent, inv, by, own)
+  local out = {}
+  for _, s in ipairs(policy.SETTINGS) do
+    local v, from = inv[s.key], by[s.field]
+    local val, why = setting(run, s.key, v)
+    if v ~= nil and val == nil and from and lenient(run, from) then
+      console.warn("%s: PreState decision field '%s' %s (ignored: the file says on_error = \"warn\")", from,
+        s.field, why)
+      v, from = own[s.key], nil
+      val, why = setting(run, s.key, v)
+    end
+    if v ~= nil and val == nil and from then
+      return nil, string.format("%s: PreState decision field '%s' %s", from, s.field, why)
+    elseif v ~= nil and val == nil then
+      return nil, string.format("%s: %s %s", console.rel(run.scope.path .. "/" .. agent.state, run.cwd), s.key, why)
+    end
+    out[s.key] = val
+  end
+  return out
+end
+
 -- An error table from invoke() or judge() as an outcome; nil: stopped.
 local function failed(err)
   if not err then return states.STOPPED end
@@ -248,11 +305,17 @@ function M.run(run, agent)
     prompt = template.render(body, vars), model = pol.model or launch.model,
     effort = pol.effort or launch.effort, timeout = pol.timeout or launch.timeout,
   }
+  local own = pol.settings
+  if own.append_system_prompt then own.append_system_prompt = template.render(own.append_system_prompt, vars) end
+  for k, v in pairs(own) do inv[k] = v end
   if agent.context then inv.prompt = inv.prompt .. "\n\n" .. agent.context end
   local pre = run:decide("PreState", agent, { kind = "markdown", invocation = inv, frontmatter = meta }, inv)
   if not pre then return states.STOPPED end
   if pre.kind == "transition" then return states.transition(pre.transition) end
   if pre.kind == "error" then return states.error(pre.msg) end
+  local settings, serr = agent_settings(run, agent, inv, pre.by, own)
+  if not settings then return states.error(serr, nil, "correct it, then: raymond --resume " .. rec.id) end
+  inv.agent_settings = settings
   local base_prompt = inv.prompt
   local state_cost = 0 -- every attempt of this state, reminders included
   for attempt = 1, M.ATTEMPTS do
