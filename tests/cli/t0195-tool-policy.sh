@@ -138,7 +138,7 @@ test_expect_success 'agent.data counts tool calls across kill -9 and --resume, e
 	state_json | grep -F "\"calls\":1" &&
 	raymond --resume "$(run_id)" --quiet >out 2>err &&
 	test "$(cat out)" = counted &&
-	grep -F "\"calls\":2" "$(state_file)"
+	grep -F "\"data\":{\"calls\":2}" "$(state_file)"
 '
 
 test_expect_success 'a handler that raises denies the call, naming the hook, and stops the run' '
