@@ -248,4 +248,31 @@ test_expect_success 'a connection with a forged secret is refused and logged' '
 	grep -F "refused a hook-bridge connection" err
 '
 
+test_expect_success 'a call that went past the PreToolUse hooks unasked fails the run, naming it' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	go
+	MOCK: bash touch ran => <result>after</result>
+	EOS
+	deny_touch_hook &&
+	FAKE_CLAUDE_NO_HOOKS=1 expect_status 1 raymond wf >out 2>err &&
+	grep -F "the tool call Bash \"touch ran\"" err &&
+	grep -F "ran without raymond'"'"'s PreToolUse hooks being asked" err &&
+	grep -F "hint: check that nothing overrides raymond'"'"'s --settings hooks" err
+'
+
+test_expect_success 'the same with on_error = "warn" is a warning and the run goes on' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	go
+	MOCK: bash touch ran => <result>after</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return { on_error = "warn", tools = { "Bash" }, PreToolUse = function() end }
+	EOS
+	FAKE_CLAUDE_NO_HOOKS=1 raymond wf >out 2>err &&
+	test "$(cat out)" = after &&
+	grep -F "ran without raymond'"'"'s PreToolUse hooks being asked" err | grep -F "going on"
+'
+
 test_done
