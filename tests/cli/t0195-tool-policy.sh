@@ -138,7 +138,7 @@ test_expect_success 'agent.data counts tool calls across kill -9 and --resume, e
 	state_json | grep -F "\"calls\":1" &&
 	raymond --resume "$(run_id)" --quiet >out 2>err &&
 	test "$(cat out)" = counted &&
-	grep -F "\"calls\":2" "$(state_file)"
+	grep -F "\"data\":{\"calls\":2}" "$(state_file)"
 '
 
 test_expect_success 'a handler that raises denies the call, naming the hook, and stops the run' '
@@ -246,6 +246,33 @@ test_expect_success 'a connection with a forged secret is refused and logged' '
 	test "$(cat forged.code)" = 2 &&
 	grep -F "refused" forged.err &&
 	grep -F "refused a hook-bridge connection" err
+'
+
+test_expect_success 'a call that went past the PreToolUse hooks unasked fails the run, naming it' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	go
+	MOCK: bash touch ran => <result>after</result>
+	EOS
+	deny_touch_hook &&
+	FAKE_CLAUDE_NO_HOOKS=1 expect_status 1 raymond wf >out 2>err &&
+	grep -F "the tool call Bash \"touch ran\"" err &&
+	grep -F "ran without raymond'"'"'s PreToolUse hooks being asked" err &&
+	grep -F "hint: check that nothing overrides raymond'"'"'s --settings hooks" err
+'
+
+test_expect_success 'the same with on_error = "warn" is a warning and the run goes on' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	go
+	MOCK: bash touch ran => <result>after</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return { on_error = "warn", tools = { "Bash" }, PreToolUse = function() end }
+	EOS
+	FAKE_CLAUDE_NO_HOOKS=1 raymond wf >out 2>err &&
+	test "$(cat out)" = after &&
+	grep -F "ran without raymond'"'"'s PreToolUse hooks being asked" err | grep -F "going on"
 '
 
 test_done

@@ -33,7 +33,8 @@
  *
  * As root, --dangerously-skip-permissions (or bypassPermissions) needs
  * IS_SANDBOX=1, as for the real CLI.  FAKE_CLAUDE_DELAY_MS sleeps that long
- * after the init line.  Exit status:
+ * after the init line; FAKE_CLAUDE_NO_HOOKS=1 runs no hook of --settings,
+ * as under a managed policy that disables them.  Exit status:
  * 0 success, 1 an error of the real CLI, 2 a misuse of the fake itself.
  */
 #ifndef _GNU_SOURCE
@@ -1963,8 +1964,12 @@ static void load_settings(void)
 		if (!hk.root)
 			fail(1, "Error: Invalid JSON in settings file: %s", o.settings);
 	}
+	/* A managed policy that turns every hook off (disableAllHooks in
+	 * managed settings, which no other settings override): the hooks
+	 * are read and never run. */
+	const char *off = getenv("FAKE_CLAUDE_NO_HOOKS");
 	J *hooks = jget(hk.root, "hooks");
-	if (!hooks || hooks->t != J_OBJ)
+	if (!hooks || hooks->t != J_OBJ || (off && *off))
 		return;
 	for (size_t e = 0; e < hooks->n; e++) {
 		J *groups = hooks->kid[e];
