@@ -10,7 +10,10 @@
 --   gate:saw_use(block), gate:saw_result(block)
 --                   the stream's tool_use and tool_result blocks, to catch a
 --                   tool call that ran without the policy being asked
---   gate.bypass     set when one did: the message the state fails with
+--   gate.bypass     set when one did (the run has failed, naming it)
+--   gate.prompt_blocked
+--                   set when a UserPromptSubmit hook refused the prompt: the
+--                   turn's result is no reply, and the state fails with this
 --   gate:close()    after the turn: its secret is revoked
 --   bridge.close(run)  at the end of the run: the socket goes
 --
@@ -83,7 +86,11 @@ local function matcher(entries)
     end
   end
   table.sort(names)
-  if not prefix then return table.concat(names, "|") end
+  -- Claude Code matches letters, digits, _ and | as exact names, and
+  -- searches anything else as a regular expression: anchored, so a name
+  -- with a "-" matches itself only.
+  local plain = table.concat(names, "|")
+  if not prefix and plain:match("^[%w_|]+$") then return plain end
   for i, a in ipairs(names) do names[i] = a:gsub("%*$", ".*") end
   return "^(" .. table.concat(names, "|") .. ")$"
 end
@@ -227,7 +234,12 @@ local function decide(gate, body)
   if not entries then return 0, "{}" end
   local e = events.by_name[name]
   local tool = type(ev.tool_name) == "string" and ev.tool_name or nil
-  if name == "PreToolUse" and type(ev.tool_use_id) == "string" then gate.asked[ev.tool_use_id] = true end
+  local odd = gate:unexpected(name, ev)
+  if odd then
+    gate:report("ignored a " .. name .. " event " .. odd)
+    return name == "PreToolUse" and 2 or 0, name == "PreToolUse" and ("raymond refused this event: " .. odd .. DENIED)
+      or "{}"
+  end
   if run.failed or run.stopped or raymond.stopping() then
     return 2, "raymond is stopping the run" .. DENIED
   end
@@ -258,6 +270,12 @@ local function decide(gate, body)
     return 2, msg .. DENIED
   end
   if line then decision_line(gate, line, shown) end
+  if name == "UserPromptSubmit" and d.decision == "block" and d.continue ~= false then
+    -- Claude Code then ends the turn with a result that quotes the
+    -- prompt: its tags are the workflow's own, never a reply.
+    gate.prompt_blocked = string.format("the prompt was refused by %s: %s", where(run, d.by.decision),
+      d.reason or "no reason given")
+  end
   if d.continue == false then
     run:stop(agent, string.format("stopped by %s: %s", where(run, d.by.continue), d.stopReason or "a hook stopped the run"))
   end
@@ -274,6 +292,37 @@ local function refuse(run, b)
   local msg = "refused a hook-bridge connection whose secret is not one of a Claude turn in flight"
   console.warn("%s (%d so far in this run)", msg, b.refused)
   if run.record then run.record:decision("[run] bridge: " .. msg) end
+end
+
+-- Show and record something odd about this turn's events.
+function Gate:report(msg)
+  console.warn("[%s] %s: %s", self.agent.id, self.agent.state, msg)
+  if self.run.record then self.run.record:decision(string.format("[%s] %s: %s", self.agent.id, self.agent.state, msg)) end
+end
+
+-- Why event `name` cannot be one Claude Code sent for this turn, or nil.
+-- A tool command the policy let run inherits the turn's secret and can
+-- send events of its own: these are the ones raymond can tell apart (a
+-- second event for one call, an outcome of a call PreToolUse never saw,
+-- a second prompt).  A forged PreToolUse is not: it only asks for a
+-- decision, which authorises nothing.
+function Gate:unexpected(name, ev)
+  local id = type(ev.tool_use_id) == "string" and ev.tool_use_id or nil
+  local seen = self.seen
+  if name == "PreToolUse" or name == "PostToolUse" or name == "PostToolUseFailure" then
+    if not id then return "without a tool_use_id" end
+    local key = (name == "PreToolUse" and "pre " or "post ") .. id
+    if seen[key] then return "for a call it was already asked about (" .. id .. ")" end
+    if name ~= "PreToolUse" and not self.asked[id] and self:wants_pre(ev.tool_name) then
+      return "for a call its PreToolUse hooks were never asked about (" .. id .. ")"
+    end
+    seen[key] = true
+    if name == "PreToolUse" then self.asked[id] = true end
+  elseif name == "UserPromptSubmit" then
+    if seen.prompt then return "after the turn's prompt was already submitted" end
+    seen.prompt = true
+  end
+  return nil
 end
 
 local function handle(run, b, conn, token, body)
@@ -315,7 +364,7 @@ function M.open(run, agent, meta)
     return nil, "cannot start the hook bridge, so the tool policy could not be enforced: " .. tostring(err)
   end
   local gate = setmetatable({ run = run, agent = agent, meta = meta, plan = plan, token = secret(),
-                              asked = {}, uses = {}, bridge = b }, Gate)
+                              asked = {}, uses = {}, seen = {}, bridge = b }, Gate)
   gate.settings = M.settings(plan)
   gate.env = { RAYMOND_BRIDGE = b.path, RAYMOND_BRIDGE_TOKEN = gate.token }
   b.gates[gate.token] = gate
@@ -330,19 +379,42 @@ function Gate:saw_use(block)
   if type(block.id) == "string" and type(block.name) == "string" then self.uses[block.id] = block end
 end
 
--- A tool_result in the stream: the tool ran.  If the PreToolUse hooks
--- wanted it and were never asked, Claude Code ran it past the policy.
-function Gate:saw_result(block)
-  local id = block.tool_use_id
-  local use = type(id) == "string" and self.uses[id]
-  if not use or self.asked[id] or block.is_error == true or self.bypass then return end
-  local warn_only, wanted = true, false
+-- Whether the PreToolUse hooks of this turn want tool `name`, and
+-- whether every file that wants it says on_error = "warn".
+function Gate:wants_pre(name)
+  local wanted, warn_only = false, true
   for _, x in ipairs(self.plan.PreToolUse or {}) do
-    if hooks.tool_matches(x.tools, use.name) then
+    if type(name) == "string" and hooks.tool_matches(x.tools, name) then
       wanted = true
       warn_only = warn_only and x.file.on_error == "warn"
     end
   end
+  return wanted, warn_only
+end
+
+-- The text a tool_result block begins with.
+local function result_text(block)
+  local c = block.content
+  if type(c) == "table" then c = type(c[1]) == "table" and c[1].text end
+  return type(c) == "string" and c or ""
+end
+
+-- A tool_result in the stream: the call was made.  If the PreToolUse
+-- hooks wanted it and were never asked, Claude Code ran it past the
+-- policy, whether the tool then succeeded or failed.  Two errors are no
+-- sign of that: a call Claude Code refused before any hook (no such
+-- tool, bad arguments: "<tool_use_error>"), and one the hook command
+-- refused without reaching raymond ("PreToolUse:Bash hook error: ...",
+-- the bridge's exit status 2).
+function Gate:saw_result(block)
+  local id = block.tool_use_id
+  local use = type(id) == "string" and self.uses[id]
+  if not use or self.asked[id] or self.bypass then return end
+  if block.is_error == true then
+    local t = result_text(block)
+    if t:find("^%s*<tool_use_error>") or t:find("^PreToolUse:[^\n]* hook error") then return end
+  end
+  local wanted, warn_only = self:wants_pre(use.name)
   if not wanted then return end
   local msg = string.format("the tool call %s (%s) ran without raymond's PreToolUse hooks being asked: "
     .. "Claude Code did not run the hook bridge raymond gave it", call_text(self, use.name, use.input), id)

@@ -127,6 +127,13 @@ M.list = {
     fields = { "status", "result", "error" }, decisions = {} },
 }
 
+-- The fields that come only with a ranked field (its `with` list): a
+-- handler's reason goes with its decision, never with another's.
+M.companion = {}
+for name, f in pairs(M.fields) do
+  for _, w in ipairs(f.with or {}) do M.companion[w] = name end
+end
+
 M.by_name = {}
 for _, e in ipairs(M.list) do
   e.takes = {}

@@ -13,7 +13,8 @@
 --                         PostToolUseFailure) this file's handlers want;
 --                         or a function(ev) giving them per state (ev.state,
 --                         ev.frontmatter, ev.agent, ev.run), nil for none.
---                         Without it a file's tool handlers want every tool.
+--                         Without it a file's tool handlers want every tool;
+--                         an empty list wants none.
 --
 -- Order (docs/hooks.md): the default hooks compiled in from hooks/ (unless
 -- --no-default-hooks), then hooks.lua in the workflow folder, then the
@@ -190,9 +191,9 @@ function M.tool_pattern(p)
   if type(p) ~= "string" then return nil, "is a " .. type(p) .. ", not a string" end
   local alts = {}
   for alt in (p .. "|"):gmatch("([^|]*)|") do
-    if alt ~= "*" and not alt:match("^[%a_][%w_]*%*?$") then
-      return nil, string.format("%q is not a valid tool pattern: give tool names separated by |, "
-        .. "a name may end in * (e.g. \"Bash\", \"Edit|Write\", \"mcp__github__*\")", p)
+    if alt ~= "*" and not alt:match("^[%a_][%w_%-]*%*?$") then
+      return nil, string.format("%q is not a valid tool pattern: give tool names (letters, digits, _ and -) "
+        .. "separated by |, a name may end in * (e.g. \"Bash\", \"Edit|Write\", \"mcp__github__*\")", p)
     end
     alts[#alts + 1] = alt
   end
@@ -431,7 +432,7 @@ function M.emit(set, name, ev, accept)
       elseif d then
         local won, at = {}, where(file, fn)
         for k, v in pairs(d) do
-          if wins(k, v, merged[k]) then
+          if not events.companion[k] and wins(k, v, merged[k]) then
             if merged.by == NONE then merged.by, merged.made = {}, {} end
             merged[k], won[k], merged.by[k] = v, v, at
             for _, w in ipairs(events.fields[k] and events.fields[k].with or {}) do
@@ -471,11 +472,15 @@ end
 -- message when it fails or answers something that is not a list of
 -- patterns.
 local function file_tools(file, ev)
-  if type(file.tools) == "table" then return file.tools end
+  if type(file.tools) == "table" then return #file.tools > 0 and file.tools or nil end
   if file.tools == nil then return { "*" } end
   local ok, v = limited(file.tools, ev)
   if not ok then return nil, string.format("hook %s failed in its tools function: %s", file.name, tostring(v)) end
   if v == nil or (type(v) == "table" and next(v) == nil) then return nil end
+  if type(v) ~= "table" then
+    return nil, string.format("hook %s: its tools function returned a %s; return a list of tool patterns, "
+      .. "or nil for none", file.name, type(v))
+  end
   return tool_list(file.name, v)
 end
 

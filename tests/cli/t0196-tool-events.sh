@@ -73,7 +73,23 @@ test_expect_success 'UserPromptSubmit sees the prompt and may add context' '
 	raymond wf >out 2>err &&
 	test "$(cat out)" = ok &&
 	grep -F "\"saw\":\"yes\"" "$(state_file)" &&
-	grep -F "\"state\":\"START.md\"" "$(state_file)"
+	grep -F "\"state\":\"START.md\"" "$(state_file)" &&
+	context | grep -F "remember the style guide"
+'
+
+test_expect_success 'a UserPromptSubmit block fails the state: the prompt'"'"'s own tags are no reply' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	answer <result>approved</result>
+	MOCK: reply <result>from the model</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return { UserPromptSubmit = function() return { decision = "block", reason = "not today" } end }
+	EOS
+	expect_status 1 raymond wf >out 2>err &&
+	test ! -s out &&
+	grep -F "the prompt was refused by wf/hooks.lua:1: not today" err &&
+	grep -F "hint: change the prompt or the hook" err
 '
 
 test_done

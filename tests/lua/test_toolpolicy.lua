@@ -20,6 +20,7 @@ T.test("tools patterns: names, alternatives and prefixes pass; anything else nam
   T.same(hooks.tool_pattern("Edit|Write"), { "Edit", "Write" }, "alternatives")
   T.same(hooks.tool_pattern("mcp__github__*"), { "mcp__github__*" }, "a prefix")
   T.same(hooks.tool_pattern("*"), { "*" }, "every tool")
+  T.same(hooks.tool_pattern("mcp__my-server__*"), { "mcp__my-server__*" }, "an MCP server with a hyphen")
   for _, bad in ipairs({ "Ba(sh", "", "Edit||Write", "Bash(git *)", "*Bash", "a b" }) do
     local alts, err = hooks.tool_pattern(bad)
     T.eq(alts, nil, bad)
@@ -50,6 +51,8 @@ T.test("a state gets the tool events its files want, by their tools lists or fun
   T.same(plan.PreToolUse[3].tools, { "Edit", "Write" }, "the function's answer")
   T.eq(hooks.tool_plan(assert(load({ 'return { PreTransition = function() end }' })), {}), nil,
     "no tool hooks: no plan at all")
+  T.eq(hooks.tool_plan(assert(load({ 'return { tools = {}, PreToolUse = function() end }' })), {}), nil,
+    "an empty tools list wants nothing")
 end)
 
 T.test("a tools function that raises fails the plan, or with on_error = warn asks about every tool", function()
@@ -102,6 +105,23 @@ T.test("a deny wins over an allow whatever the order, with its own reason", func
     T.eq(d.permissionDecisionReason, "no", "its reason")
     T.has(d.by.permissionDecision, "h" .. (order[1] == 2 and 1 or 2) .. ".lua", "who denied")
   end
+end)
+
+T.test("a deny that wins carries its own reason, never the losing allow's", function()
+  local set = assert(load({
+    'return { PreToolUse = function() return { permissionDecision = "deny" } end }',
+    'return { PreToolUse = function() return { permissionDecision = "allow", permissionDecisionReason = "b says fine" } end }',
+  }))
+  local d
+  raymond.go(function() d = hooks.emit(set, "PreToolUse", {}) end)
+  T.eq(d.permissionDecision, "deny", "deny")
+  T.eq(d.permissionDecisionReason, nil, "no reason of the allow")
+end)
+
+T.test("a matcher with a name Claude Code would search as a pattern is anchored", function()
+  local set = assert(load({ 'return { tools = { "Bash", "mcp__my-server__get" }, PreToolUse = function() end }' }))
+  local doc = cjson.decode(bridge.settings(assert(hooks.tool_plan(set, {}))))
+  T.eq(doc.hooks.PreToolUse[1].matcher, "^(Bash|mcp__my-server__get)$", "anchored")
 end)
 
 T.test("a permission decision other than allow or deny is an error naming file and line", function()

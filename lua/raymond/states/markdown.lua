@@ -160,6 +160,10 @@ local function spawn(run, agent, inv, turn, meta)
   })
   if gate then gate:close() end
   local out = claude.outcome(res, reader)
+  if gate and gate.prompt_blocked and out.kind ~= "stopped" then
+    out.kind, out.msg = "fatal", gate.prompt_blocked
+    out.hint = "change the prompt or the hook, then continue with: raymond --resume " .. run.rec.id
+  end
   if step then
     step:finish({
       duration = res.duration, exit = res.exit, signal = res.signal,
