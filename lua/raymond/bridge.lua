@@ -7,6 +7,8 @@
 --   -- nil, err: the bridge cannot be set up: the turn must not run
 --   gate.settings   the --settings document for the CLI (JSON text)
 --   gate.env        RAYMOND_BRIDGE and RAYMOND_BRIDGE_TOKEN for its environment
+--   gate.hold       for raymond.spawn: held while an event of the turn is
+--                   being decided, so the CLI's wait is not inactivity
 --   gate:saw_use(block), gate:saw_result(block)
 --                   the stream's tool_use and tool_result blocks, to catch a
 --                   tool call that ran without the policy being asked
@@ -333,7 +335,11 @@ local function handle(run, b, conn, token, body)
       .. "running Claude turn" .. DENIED)
     return
   end
+  -- The CLI waits in silence while its hooks decide: that is no
+  -- inactivity of its own.
+  gate.hold:hold()
   local ok, code, text = xpcall(decide, debug.traceback, gate, body)
+  gate.hold:release()
   if not ok then
     console.error("internal error while deciding a tool event: " .. tostring(code))
     code, text = 2, "raymond failed while deciding this event (an internal error)" .. DENIED
@@ -366,6 +372,7 @@ function M.open(run, agent, meta)
   local gate = setmetatable({ run = run, agent = agent, meta = meta, plan = plan, token = secret(),
                               asked = {}, uses = {}, seen = {}, bridge = b }, Gate)
   gate.settings = M.settings(plan)
+  gate.hold = raymond.hold()
   gate.env = { RAYMOND_BRIDGE = b.path, RAYMOND_BRIDGE_TOKEN = gate.token }
   b.gates[gate.token] = gate
   return gate

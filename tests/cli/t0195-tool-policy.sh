@@ -308,4 +308,28 @@ test_expect_success 'an event a tool command forges with the turn'"'"'s own secr
 	grep -F "ignored a PostToolUse event for a call its PreToolUse hooks were never asked about (toolu_made_up)" err
 '
 
+test_expect_success 'the time a hook takes to decide is not the turn'"'"'s inactivity' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	---
+	timeout: 1
+	---
+	slow policy
+	MOCK: bash touch ran => <result>after</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return {
+	  PreToolUse = function(ev)
+	    ev.run.data.asked = (ev.run.data.asked or 0) + 1
+	    raymond.sleep(3)
+	  end,
+	}
+	EOS
+	raymond wf >out 2>err &&
+	test "$(cat out)" = after &&
+	test -e ran &&
+	grep -F "\"asked\":1" "$(state_file)" &&
+	! grep -F "inactivity" err
+'
+
 test_done

@@ -157,6 +157,7 @@ local function spawn(run, agent, inv, turn, meta)
   local res, step = executor.run(run, {
     argv = argv, stdin = inv.prompt, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line, lines_max = claude.LINE_MAX,
     name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt }, env = gate and gate.env,
+    hold = gate and gate.hold,
   })
   if gate then gate:close() end
   local out = claude.outcome(res, reader)
