@@ -496,11 +496,11 @@ local function path_match(ps, path)
   return ok[1]
 end
 
--- The rule's segments with a relative pattern placed in `cwd`'s.
-local function placed(rule, cwd)
+-- The rule's segments with a relative pattern placed in the folder whose
+-- segments are `base`.
+local function placed(rule, base)
   if rule.absolute then return rule.segs end
   local segs = {}
-  local base = segments(cwd)
   for k = 1, #base - rule.up do segs[#segs + 1] = { chunks = { base[k] } } end
   for _, seg in ipairs(rule.segs) do segs[#segs + 1] = seg end
   return segs
@@ -623,7 +623,13 @@ local function check_command(r, state, line)
   return nil
 end
 
-local function check_path(r, state, tool, path, cwd)
+local function absolute(dir)
+  return type(dir) == "string" and dir:sub(1, 1) == "/" and dir or nil
+end
+
+-- Check the write of `tool` to `path`, a relative one being where the model
+-- is (`cwd`), against patterns placed in the agent's folder `home`.
+local function check_path(r, state, tool, path, cwd, home)
   if type(path) ~= "string" or path == "" then
     return deny(string.format("the %s call names no file, so protect_paths of %s cannot pass it", tool, state))
   end
@@ -631,16 +637,17 @@ local function check_path(r, state, tool, path, cwd)
     return deny(string.format("the %s call's path is longer than %d bytes; protect_paths of %s refuses it",
       tool, MAX_PATH, state))
   end
-  if type(cwd) ~= "string" then
+  if not cwd then
     return deny(string.format("the %s event has no cwd to place protect_paths of %s in, so it is refused",
       tool, state))
   end
   local full = segments(path:sub(1, 1) == "/" and path or cwd .. "/" .. path)
+  local base = segments(home)
   for _, rule in ipairs(r.protect_paths) do
-    if path_match(placed(rule.path, cwd), full) then
+    if path_match(placed(rule.path, base), full) then
       local shown = "/" .. table.concat(full, "/")
-      local base = "/" .. table.concat(segments(cwd), "/")
-      if shown:sub(1, #base + 1) == base .. "/" then shown = shown:sub(#base + 2) end
+      local top = "/" .. table.concat(base, "/")
+      if shown:sub(1, #top + 1) == top .. "/" then shown = shown:sub(#top + 2) end
       return deny(string.format('protect_paths rule "%s" of %s forbids %s to: %s', rule.text, state, tool,
         clip(shown, 300)))
     end
@@ -672,8 +679,11 @@ return {
     end
     local key = PATH_TOOLS[ev.tool_name]
     if key and r.protect_paths and #r.protect_paths > 0 then
-      local cwd = ev.cwd or (type(ev.agent) == "table" and ev.agent.cwd) or nil
-      return check_path(r, state, ev.tool_name, input[key], cwd)
+      -- Claude Code's cwd follows the model's `cd`; the patterns stay
+      -- where the agent's state runs.
+      local home = absolute(type(ev.agent) == "table" and ev.agent.cwd or nil)
+      local cwd = absolute(ev.cwd) or home
+      return check_path(r, state, ev.tool_name, input[key], cwd, home or cwd)
     end
     return nil
   end,

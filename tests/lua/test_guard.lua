@@ -142,10 +142,14 @@ end)
 
 local PROTECT = { protect_paths = { ".env", "secrets/**", "**/*.lock", "/etc/**", "../shared", "vendor" } }
 
-local function edit(fm, path, tool, cwd)
+-- The reason a write to `path` is denied with, or nil.  `cwd` is where the
+-- model is (the event's cwd), `home` the agent's folder (by default both
+-- /w/p).
+local function edit(fm, path, tool, cwd, home)
   local key = tool == "NotebookEdit" and "notebook_path" or "file_path"
   local d = guard.PreToolUse({ tool_name = tool or "Write", tool_input = { [key] = path },
-                               cwd = cwd or "/w/p", state = "S.md", frontmatter = fm })
+                               cwd = cwd or "/w/p", agent = { id = "main", cwd = home or cwd or "/w/p" },
+                               state = "S.md", frontmatter = fm })
   return d and d.permissionDecisionReason
 end
 
@@ -168,6 +172,29 @@ T.test("protect_paths: a path is resolved against cwd, with . and .. taken as wr
     local r = edit(PROTECT, p)
     if r ~= nil then error(p .. " was denied: " .. r) end
   end
+end)
+
+T.test("protect_paths: patterns are placed in the agent's folder, a relative path in the model's cwd", function()
+  -- The model ran `cd sub`: Claude Code's cwd follows it, the agent's
+  -- folder stays /w/p.
+  for _, p in ipairs({ "../.env", "/w/p/.env", "../secrets/k", "/w/p/secrets/k", "x/../../.env", "../vendor/y" }) do
+    for _, tool in ipairs({ "Write", "MultiEdit" }) do
+      if edit(PROTECT, p, tool, "/w/p/sub", "/w/p") == nil then error(p .. " was not denied to " .. tool) end
+    end
+  end
+  T.eq(edit(PROTECT, "../secrets/k", "Write", "/w/p/sub", "/w/p"),
+    'protect_paths rule "secrets/**" of S.md forbids Write to: secrets/k')
+  for _, p in ipairs({ ".env", "secrets/k", "/w/p/sub/.env" }) do
+    local r = edit(PROTECT, p, "Write", "/w/p/sub", "/w/p")
+    if r ~= nil then error(p .. " was denied: " .. r) end
+  end
+  -- A cwd that is not absolute places nothing: the agent's folder stands in.
+  T.has(edit(PROTECT, "/w/p/.env", "Write", "sub", "/w/p"), 'rule ".env"')
+  T.has(edit(PROTECT, ".env", "Write", "sub", "/w/p"), 'rule ".env"')
+  -- An event without the agent's folder places them in its cwd.
+  local d = guard.PreToolUse({ tool_name = "Write", tool_input = { file_path = ".env" }, cwd = "/w/p",
+                               state = "S.md", frontmatter = PROTECT })
+  T.eq(d.permissionDecisionReason, 'protect_paths rule ".env" of S.md forbids Write to: .env')
 end)
 
 T.test("protect_paths: * stays within one segment, ** crosses them", function()
