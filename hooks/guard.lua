@@ -12,7 +12,8 @@
 -- mistakes: they read a command line as the shell would split it, but
 -- `eval`, `sh -c "..."`, an alias or a script written and then run can get
 -- round a deny list, so they are no sandbox.  An allow list is the
--- stronger form: `sh -c` is refused unless it is allowed.
+-- stronger form: `sh -c`, `sudo make` or `PATH=/tmp make` is refused unless
+-- a pattern names it.
 
 local trim = raymond.trim
 
@@ -77,7 +78,7 @@ end
 -- The characters that end a run of plain word text.
 local SPECIAL = "[%s\\'\"$`;&|()<>#]"
 
-local read
+local read, dquoted, arithmetic
 
 -- The text of a backquoted command starting at `i` (after the opening
 -- backquote), with its backslashes undone, and the index after it.
@@ -119,7 +120,7 @@ local function expansions(text, out, depth)
       read(inner, 1, nil, out, depth + 1)
       i = k
     elseif text:sub(j + 1, j + 2) == "((" then
-      i = balanced(text, j + 3)
+      i = arithmetic(text, j + 1, out, depth)
     elseif text:sub(j + 1, j + 1) == "(" then
       i = read(text, j + 2, ")", out, depth + 1)
     else
@@ -128,23 +129,63 @@ local function expansions(text, out, depth)
   end
 end
 
--- A $-expansion at `i` (s:sub(i, i) == "$"): the index after it.  A
--- command substitution's commands go to `out`.
-local function dollar(s, i, out, depth)
+-- An arithmetic expansion whose `((` opens at `i`: the index after it.
+-- It may hold command substitutions, whose commands go to `out`.
+function arithmetic(s, i, out, depth)
+  local e = balanced(s, i + 1)
+  expansions(s:sub(i + 2, e - 1), out, depth)
+  return e
+end
+
+local dollar
+
+local function ignore() end
+
+-- A parameter expansion whose text starts at `i` (after "${"): the index
+-- after its closing brace.  A word in it (${x:-word}) may hold command
+-- substitutions, whose commands go to `out`; a single quote quotes unless
+-- the expansion is inside double quotes (`dq`).
+local function braced(s, i, out, depth, dq)
+  while true do
+    local k = s:find("[\\'\"`$}]", i)
+    if not k then return #s + 1 end
+    local c = s:sub(k, k)
+    if c == "}" then
+      return k + 1
+    elseif c == "\\" then
+      i = k + 2
+    elseif c == "'" then
+      i = dq and k + 1 or (s:find("'", k + 1, true) or #s) + 1
+    elseif c == '"' then
+      i = dquoted(s, k, ignore, out, depth)
+    elseif c == "`" then
+      local inner, e = backquoted(s, k + 1)
+      read(inner, 1, nil, out, depth + 1)
+      i = e
+    else
+      i = dollar(s, k, out, depth, dq)
+    end
+  end
+end
+
+-- A $-expansion at `i` (s:sub(i, i) == "$"), inside double quotes when
+-- `dq`: the index after it.  The commands of the substitutions in it go
+-- to `out`.
+function dollar(s, i, out, depth, dq)
+  if depth > MAX_DEPTH then error(TOO_DEEP) end
   local c2 = s:sub(i + 1, i + 1)
   if c2 == "(" then
-    if s:sub(i + 2, i + 2) == "(" then return balanced(s, i + 3) end
+    if s:sub(i + 2, i + 2) == "(" then return arithmetic(s, i + 1, out, depth) end
     return read(s, i + 2, ")", out, depth + 1)
   elseif c2 == "{" then
-    local k = s:find("}", i + 2, true)
-    return k and k + 1 or #s + 1
+    return braced(s, i + 2, out, depth + 1, dq)
   end
   return i + 1
 end
 
 -- A double-quoted string opening at `i`: the index after it; its text
 -- goes to piece(), its substitutions' commands to `out`.
-local function dquoted(s, i, piece, out, depth)
+function dquoted(s, i, piece, out, depth)
   local k = i + 1
   while true do
     local j = s:find('[\\"$`]', k)
@@ -167,9 +208,37 @@ local function dquoted(s, i, piece, out, depth)
       piece(s:sub(j, e - 1), i)
       k = e
     else
-      local e = dollar(s, j, out, depth)
+      local e = dollar(s, j, out, depth, true)
       piece(s:sub(j, e - 1), i)
       k = e
+    end
+  end
+end
+
+local ESCAPES = { a = "\a", b = "\b", e = "\27", E = "\27", f = "\f", n = "\n", r = "\r", t = "\t",
+                  v = "\v", ["\\"] = "\\", ["'"] = "'", ['"'] = '"', ["?"] = "?" }
+
+-- The text of a $'...' string, its backslash escapes undone as bash does:
+-- $'\x67it' is git.
+local function ansi_c(text)
+  local out, i = {}, 1
+  while true do
+    local j = text:find("\\", i, true)
+    out[#out + 1] = text:sub(i, (j or 0) - 1)
+    if not j then return table.concat(out) end
+    local c = text:sub(j + 1, j + 1)
+    local oct = text:match("^[0-7][0-7]?[0-7]?", j + 1)
+    local hex = (c == "x" and text:match("^%x%x?", j + 2)) or (c == "u" and text:match("^%x%x?%x?%x?", j + 2))
+      or (c == "U" and text:match("^" .. ("%x?"):rep(8), j + 2))
+    if oct then
+      out[#out + 1], i = string.char(tonumber(oct, 8) % 256), j + 1 + #oct
+    elseif hex and hex ~= "" then
+      local n = tonumber(hex, 16)
+      out[#out + 1], i = c == "x" and string.char(n) or utf8.char(math.min(n, 0x10FFFF)), j + 2 + #hex
+    elseif c == "c" and j + 2 <= #text then
+      out[#out + 1], i = string.char(text:byte(j + 2) % 32), j + 3
+    else
+      out[#out + 1], i = ESCAPES[c] or "\\" .. c, j + 2
     end
   end
 end
@@ -271,7 +340,11 @@ function read(s, i, closer, out, depth, inner)
           local q = s:find("[\\']", k)
           k = q and (s:sub(q, q) == "\\" and q + 2 or q + 1) or n + 1
         until not q or s:sub(q, q) == "'"
-        piece(s:sub(i + 2, k - 2), i)
+        piece(ansi_c(s:sub(i + 2, k - 2)), i)
+      elseif c2 == '"' then
+        -- $"..." is a double-quoted string (translated by the locale).
+        piece("", i)
+        k = dquoted(s, i + 1, piece, inner, depth)
       else
         k = dollar(s, i, inner, depth)
         piece(s:sub(i, k - 1), i)
@@ -351,7 +424,8 @@ local WRAPPERS = {
            prompt = true, role = true, type = true, ["other-user"] = true, ["close-from"] = true,
            ["command-timeout"] = true } },
   doas = { short = "Cu", long = {} },
-  env = { short = "uCS", long = { unset = true, chdir = true, ["split-string"] = true }, assignments = true },
+  env = { short = "uCS", long = { unset = true, chdir = true, ["split-string"] = true }, assignments = true,
+          split = true },
   command = { short = "", long = {} },
   builtin = { short = "", long = {} },
   exec = { short = "a", long = {} },
@@ -363,12 +437,22 @@ local WRAPPERS = {
 
 local function basename(w) return w:match("([^/]*)$") end
 
--- The index of the command a wrapper at words[k] runs.
-local function after_wrapper(words, k)
+-- The command line that `env -S LINE` (--split-string) runs, when words[k]
+-- is that option.
+local function split_string(words, k)
+  local v = words[k].val
+  if v == "-S" or v == "--split-string" then return words[k + 1] and words[k + 1].val end
+  return v:match("^%-S(.+)") or v:match("^%-%-split%-string=(.*)")
+end
+
+-- The index of the command a wrapper at words[k] runs; the command lines
+-- given to its options (env -S) are appended to `lines`.
+local function after_wrapper(words, k, lines)
   local w = WRAPPERS[basename(words[k].val)]
   k = k + 1
   while words[k] do
     local v = words[k].val
+    lines[#lines + 1] = w.split and split_string(words, k) or nil
     if v == "--" then
       k = k + 1
       break
@@ -392,33 +476,59 @@ local function joined(words, k, key, first)
   return table.concat(parts, " ")
 end
 
+local forms
+
+-- Append to `texts` the forms of each command of the command lines
+-- `lines` (those a wrapper's option runs).
+local function line_forms(lines, texts)
+  for _, line in ipairs(lines) do
+    for _, words in ipairs(commands(line) or {}) do
+      for _, t in ipairs(forms(words, true) or {}) do texts[#texts + 1] = t end
+    end
+  end
+end
+
 -- The texts a simple command is matched as, and the text a message shows;
 -- nil when it runs nothing (`fi`, a `for` line).  Each form is the words
 -- from some point on, as written and with the quotes undone, joined by
--- single spaces: from the first word that is no keyword, then after each
--- leading assignment (FOO=1), and, when `unwrap`, after each wrapper
--- (sudo, env, ...) and with the program named without its folder.
-local function forms(words, unwrap)
+-- single spaces: from the first word that is no keyword and, when
+-- `unwrap` (for a deny list, where more forms refuse more), after each
+-- leading assignment (FOO=1), after each wrapper (sudo, env, ...), with
+-- the program named without its folder, and the commands a wrapper's
+-- option runs (env -S).  An allow list matches the command as written:
+-- PATH=... or sudo before an allowed command changes what runs.
+function forms(words, unwrap)
   local k = 1
-  while words[k] and RESERVED[words[k].val] do k = k + 1 end
-  if not words[k] or HEADERS[words[k].val] then return nil end
-  local shown = joined(words, k, "raw")
-  local texts = {}
   while words[k] do
-    texts[#texts + 1] = joined(words, k, "raw")
-    texts[#texts + 1] = joined(words, k, "val")
-    local v = words[k].val
-    if unwrap and v:find("/", 1, true) then
-      texts[#texts + 1] = joined(words, k, "val", basename(v))
-    end
-    if v:find(ASSIGNMENT) then
+    if RESERVED[words[k].val] then
       k = k + 1
-    elseif unwrap and WRAPPERS[basename(v)] then
-      k = after_wrapper(words, k)
+    elseif words[k].val == "coproc" then
+      -- coproc runs the rest in the background, as does coproc NAME { ...; }.
+      k = k + ((words[k + 2] and words[k + 2].val == "{") and 2 or 1)
     else
       break
     end
   end
+  if not words[k] or HEADERS[words[k].val] then return nil end
+  local shown = joined(words, k, "raw")
+  local texts, lines = {}, {}
+  while words[k] do
+    texts[#texts + 1] = joined(words, k, "raw")
+    texts[#texts + 1] = joined(words, k, "val")
+    if not unwrap then break end
+    local v = words[k].val
+    if v:find("/", 1, true) then
+      texts[#texts + 1] = joined(words, k, "val", basename(v))
+    end
+    if v:find(ASSIGNMENT) then
+      k = k + 1
+    elseif WRAPPERS[basename(v)] then
+      k = after_wrapper(words, k, lines)
+    else
+      break
+    end
+  end
+  line_forms(lines, texts)
   return texts, shown
 end
 
@@ -496,11 +606,11 @@ local function path_match(ps, path)
   return ok[1]
 end
 
--- The rule's segments with a relative pattern placed in `cwd`'s.
-local function placed(rule, cwd)
+-- The rule's segments with a relative pattern placed in the folder whose
+-- segments are `base`.
+local function placed(rule, base)
   if rule.absolute then return rule.segs end
   local segs = {}
-  local base = segments(cwd)
   for k = 1, #base - rule.up do segs[#segs + 1] = { chunks = { base[k] } } end
   for _, seg in ipairs(rule.segs) do segs[#segs + 1] = seg end
   return segs
@@ -623,7 +733,13 @@ local function check_command(r, state, line)
   return nil
 end
 
-local function check_path(r, state, tool, path, cwd)
+local function absolute(dir)
+  return type(dir) == "string" and dir:sub(1, 1) == "/" and dir or nil
+end
+
+-- Check the write of `tool` to `path`, a relative one being where the model
+-- is (`cwd`), against patterns placed in the agent's folder `home`.
+local function check_path(r, state, tool, path, cwd, home)
   if type(path) ~= "string" or path == "" then
     return deny(string.format("the %s call names no file, so protect_paths of %s cannot pass it", tool, state))
   end
@@ -631,16 +747,17 @@ local function check_path(r, state, tool, path, cwd)
     return deny(string.format("the %s call's path is longer than %d bytes; protect_paths of %s refuses it",
       tool, MAX_PATH, state))
   end
-  if type(cwd) ~= "string" then
+  if not cwd then
     return deny(string.format("the %s event has no cwd to place protect_paths of %s in, so it is refused",
       tool, state))
   end
   local full = segments(path:sub(1, 1) == "/" and path or cwd .. "/" .. path)
+  local base = segments(home)
   for _, rule in ipairs(r.protect_paths) do
-    if path_match(placed(rule.path, cwd), full) then
+    if path_match(placed(rule.path, base), full) then
       local shown = "/" .. table.concat(full, "/")
-      local base = "/" .. table.concat(segments(cwd), "/")
-      if shown:sub(1, #base + 1) == base .. "/" then shown = shown:sub(#base + 2) end
+      local top = "/" .. table.concat(base, "/")
+      if shown:sub(1, #top + 1) == top .. "/" then shown = shown:sub(#top + 2) end
       return deny(string.format('protect_paths rule "%s" of %s forbids %s to: %s', rule.text, state, tool,
         clip(shown, 300)))
     end
@@ -672,8 +789,11 @@ return {
     end
     local key = PATH_TOOLS[ev.tool_name]
     if key and r.protect_paths and #r.protect_paths > 0 then
-      local cwd = ev.cwd or (type(ev.agent) == "table" and ev.agent.cwd) or nil
-      return check_path(r, state, ev.tool_name, input[key], cwd)
+      -- Claude Code's cwd follows the model's `cd`; the patterns stay
+      -- where the agent's state runs.
+      local home = absolute(type(ev.agent) == "table" and ev.agent.cwd or nil)
+      local cwd = absolute(ev.cwd) or home
+      return check_path(r, state, ev.tool_name, input[key], cwd, home or cwd)
     end
     return nil
   end,

@@ -28,7 +28,7 @@ test_expect_success 'protect_paths: a Write to a protected path is denied and th
 	grep -F "protect_paths rule \"secrets/**\" of START.md forbids Write to: secrets/key" err
 '
 
-test_expect_success 'protect_paths: a relative path is placed in the cwd; a path outside the patterns is written' '
+test_expect_success 'protect_paths: a relative pattern is placed in the agent'\''s folder and a relative path in the cwd; a path outside the patterns is written' '
 	use_fake &&
 	echo old >.env &&
 	state START.md <<-\EOS &&
@@ -48,6 +48,32 @@ test_expect_success 'protect_paths: a relative path is placed in the cwd; a path
 	test "$(cat .env)" = old &&
 	test "$(cat notes/ok.txt)" = fine &&
 	results | grep -F "protect_paths rule \\\".env\\\" of START.md forbids Edit to: .env\",\"is_error\":true" &&
+	test "$(results | grep -c "\"is_error\":true")" = 1
+'
+
+test_expect_success 'protect_paths: after <reset cd=...> the patterns are placed in the agent'\''s new folder' '
+	use_fake &&
+	mkdir -p sub && echo old >.env && echo old >sub/.env &&
+	state START.md <<-\EOS &&
+	MOCK: reply <reset cd="sub">NEXT.md</reset>
+	EOS
+	state NEXT.md <<-\EOS &&
+	---
+	protect_paths: [".env"]
+	---
+	MOCK: tool Write {"file_path":".env","content":"new"} => <goto>LAST.md</goto>
+	EOS
+	state LAST.md <<-\EOS &&
+	---
+	protect_paths: [".env"]
+	---
+	MOCK: tool Write {"file_path":"../.env","content":"new"} => <result>done</result>
+	EOS
+	raymond wf --quiet >out &&
+	test "$(cat out)" = done &&
+	test "$(cat sub/.env)" = old &&
+	test "$(cat .env)" = new &&
+	results | grep -F "protect_paths rule \\\".env\\\" of NEXT.md forbids Write to: .env\",\"is_error\":true" &&
 	test "$(results | grep -c "\"is_error\":true")" = 1
 '
 

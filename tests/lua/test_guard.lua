@@ -56,7 +56,7 @@ T.test("deny_commands: each command of a compound line is matched alone", functi
     "make && git push", "make || git push", "make; git push", "make | git push", "make & git push",
     "make\ngit push", "make |& git push", "(cd x && git push)", "{ git push; }", "make;git push",
     "if true; then git push; fi", "while true; do git push; done", "! git push", "for x in a; do git push; done",
-    "a=$(git push)", "f() { git push; }",
+    "a=$(git push)", "f() { git push; }", "coproc git push", "coproc P { git push; }", "coproc { git push; }",
   })
   T.eq(reason(PUSH, "make test && git push origin HEAD; echo done"),
     'deny_commands rule "git push*" of S.md forbids: git push origin HEAD')
@@ -67,6 +67,15 @@ T.test("deny_commands: commands inside $(...), backquotes and <(...) are matched
                  "echo $(echo $(git push))", "cat <(git push)", "x=$( (git push) )",
                  "cat <<EOF\n$(git push)\nEOF\n" })
   T.eq(reason(PUSH, "echo $(git push -f) done"), 'deny_commands rule "git push*" of S.md forbids: git push -f')
+end)
+
+T.test("deny_commands: commands inside $((...)) and ${...} are matched too", function()
+  denied(PUSH, { "echo $(( $(git push) + 1 ))", "echo ${x:-$(git push)}", 'echo "${x:-$(git push)}"',
+                 "echo ${x:-`git push`}", "echo ${x:-${y:-$(git push)}}", 'echo ${x:-"}"$(git push)}',
+                 "cat <<EOF\n$(( $(git push) ))\nEOF\n", "echo $(( `git push` ))" })
+  T.eq(reason(PUSH, "echo ${x:-$(git push -f)} done"), 'deny_commands rule "git push*" of S.md forbids: git push -f')
+  denied(PUSH, { "echo ${x:-'}'} ; git push", "echo \"${x:-'$(git push)'}\"" })
+  passed(PUSH, { "echo $((1 + 2))", "echo ${x:-git push}", "echo ${#x} ${x%%}}", "echo ${x:-'$(git push)'}" })
 end)
 
 T.test("deny_commands: separators and substitutions inside single quotes are text", function()
@@ -81,6 +90,12 @@ T.test("deny_commands: quotes and escapes are undone, spaces normalised", functi
                  "git\tpush" })
 end)
 
+T.test("deny_commands: $'...' escapes and $\"...\" quotes are undone as bash does", function()
+  denied(PUSH, { "$'\\x67it' push", "$'\\147it' push", "$'\\u0067it' push", "$'g\\x69t' $'\\x70ush'",
+                 '$"git" push', 'git $"push" -f', "$'git' push" })
+  passed(PUSH, { "$'git\\tpush'", "$'\\\\x67it' push", "echo $'git push'" })
+end)
+
 T.test("deny_commands: leading assignments, sudo, env and other wrappers are looked through", function()
   denied(PUSH, { "FOO=1 git push", "FOO=1 BAR='a b' git push", "sudo git push", "sudo -u bob git push",
                  "sudo -E git push", "sudo --user=bob git push", "sudo --user bob git push",
@@ -89,6 +104,10 @@ T.test("deny_commands: leading assignments, sudo, env and other wrappers are loo
                  "timeout 10 git push", "timeout -s KILL 10 git push", "sudo env FOO=1 git push",
                  "/usr/bin/git push", "sudo /usr/bin/git push", "/usr/bin/sudo git push" })
   T.eq(reason(PUSH, "FOO=1 sudo git push -f"), 'deny_commands rule "git push*" of S.md forbids: FOO=1 sudo git push -f')
+  -- env -S splits its value into the command it runs.
+  denied(PUSH, { "env -S 'git push'", "env -S'git push origin'", "env --split-string='git push'",
+                 "env --split-string 'FOO=1 git push'", "sudo env -S 'git push'" })
+  T.eq(reason(PUSH, "env -S 'git push -f'"), "deny_commands rule \"git push*\" of S.md forbids: env -S 'git push -f'")
   -- A pattern may name the wrapper itself.
   denied({ deny_commands = { "sudo *" } }, { "sudo ls", "FOO=1 sudo ls" })
   passed({ deny_commands = { "sudo *" } }, { "ls", "echo sudo ls" })
@@ -110,7 +129,7 @@ local ALLOW = { allow_commands = { "make *", "git status", "echo *" } }
 
 T.test("allow_commands: only commands matching a pattern run, each part of a line checked", function()
   passed(ALLOW, { "make test", "git status", "make test && git status", "git status | make x",
-                  "FOO=1 make test", "echo $(git status)", "", "   " })
+                  "echo $(git status)", "", "   " })
   T.eq(reason(ALLOW, "rm -rf build"),
     'allow_commands of S.md do not include: rm -rf build; allowed: "make *", "git status", "echo *"')
   T.has(reason(ALLOW, "make test; rm x"), "do not include: rm x;")
@@ -120,6 +139,21 @@ T.test("allow_commands: only commands matching a pattern run, each part of a lin
   T.has(reason(ALLOW, "env make test"), "do not include: env make test;")
   T.has(reason(ALLOW, "/usr/bin/make test"), "do not include: /usr/bin/make test;")
   T.has(reason(ALLOW, "git status --short"), "do not include: git status --short;")
+end)
+
+T.test("allow_commands: a leading assignment is part of the command, and needs a pattern that says so", function()
+  T.eq(reason(ALLOW, "PATH=/tmp/evil make test"),
+    'allow_commands of S.md do not include: PATH=/tmp/evil make test; allowed: "make *", "git status", "echo *"')
+  T.has(reason(ALLOW, "LD_PRELOAD=/tmp/x.so make test"), "do not include: LD_PRELOAD=/tmp/x.so make test;")
+  T.has(reason(ALLOW, "FOO=1 git status"), "do not include: FOO=1 git status;")
+  T.has(reason(ALLOW, "make x; FOO=1 make test"), "do not include: FOO=1 make test;")
+  local fm = { allow_commands = { "CC=gcc make *", "make *" } }
+  passed(fm, { "CC=gcc make all", "CC='gcc' make all", "make all" })
+  T.has(reason(fm, "CC=gcc LD_PRELOAD=x make all"), "do not include: CC=gcc LD_PRELOAD=x make all;")
+  -- An assignment alone runs no program, and still needs a pattern.
+  T.has(reason(ALLOW, "PATH=/tmp/evil"), "do not include: PATH=/tmp/evil;")
+  -- Keywords before a command are no part of it.
+  passed(ALLOW, { "if make x; then git status; fi", "! make x" })
 end)
 
 T.test("allow_commands: an empty list lets no command run", function()
@@ -142,10 +176,14 @@ end)
 
 local PROTECT = { protect_paths = { ".env", "secrets/**", "**/*.lock", "/etc/**", "../shared", "vendor" } }
 
-local function edit(fm, path, tool, cwd)
+-- The reason a write to `path` is denied with, or nil.  `cwd` is where the
+-- model is (the event's cwd), `home` the agent's folder (by default both
+-- /w/p).
+local function edit(fm, path, tool, cwd, home)
   local key = tool == "NotebookEdit" and "notebook_path" or "file_path"
   local d = guard.PreToolUse({ tool_name = tool or "Write", tool_input = { [key] = path },
-                               cwd = cwd or "/w/p", state = "S.md", frontmatter = fm })
+                               cwd = cwd or "/w/p", agent = { id = "main", cwd = home or cwd or "/w/p" },
+                               state = "S.md", frontmatter = fm })
   return d and d.permissionDecisionReason
 end
 
@@ -168,6 +206,29 @@ T.test("protect_paths: a path is resolved against cwd, with . and .. taken as wr
     local r = edit(PROTECT, p)
     if r ~= nil then error(p .. " was denied: " .. r) end
   end
+end)
+
+T.test("protect_paths: patterns are placed in the agent's folder, a relative path in the model's cwd", function()
+  -- The model ran `cd sub`: Claude Code's cwd follows it, the agent's
+  -- folder stays /w/p.
+  for _, p in ipairs({ "../.env", "/w/p/.env", "../secrets/k", "/w/p/secrets/k", "x/../../.env", "../vendor/y" }) do
+    for _, tool in ipairs({ "Write", "MultiEdit" }) do
+      if edit(PROTECT, p, tool, "/w/p/sub", "/w/p") == nil then error(p .. " was not denied to " .. tool) end
+    end
+  end
+  T.eq(edit(PROTECT, "../secrets/k", "Write", "/w/p/sub", "/w/p"),
+    'protect_paths rule "secrets/**" of S.md forbids Write to: secrets/k')
+  for _, p in ipairs({ ".env", "secrets/k", "/w/p/sub/.env" }) do
+    local r = edit(PROTECT, p, "Write", "/w/p/sub", "/w/p")
+    if r ~= nil then error(p .. " was denied: " .. r) end
+  end
+  -- A cwd that is not absolute places nothing: the agent's folder stands in.
+  T.has(edit(PROTECT, "/w/p/.env", "Write", "sub", "/w/p"), 'rule ".env"')
+  T.has(edit(PROTECT, ".env", "Write", "sub", "/w/p"), 'rule ".env"')
+  -- An event without the agent's folder places them in its cwd.
+  local d = guard.PreToolUse({ tool_name = "Write", tool_input = { file_path = ".env" }, cwd = "/w/p",
+                               state = "S.md", frontmatter = PROTECT })
+  T.eq(d.permissionDecisionReason, 'protect_paths rule ".env" of S.md forbids Write to: .env')
 end)
 
 T.test("protect_paths: * stays within one segment, ** crosses them", function()
