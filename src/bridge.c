@@ -135,7 +135,8 @@ reader_header(struct ray_bridge_reader *r, struct ray_err *err)
 	}
 	r->len = get_u32(h + lenat);
 	if (r->len > RAY_BRIDGE_BODY_MAX)
-		return reader_fail(r, RAY_ETOOBIG, err, RAY_BRIDGE_TOO_BIG);
+		return reader_fail(r, RAY_ETOOBIG, err, r->answer ?
+		    "an answer over 16 MiB" : RAY_BRIDGE_TOO_BIG);
 	return 0;
 }
 
