@@ -43,7 +43,7 @@ test_expect_success 'at most 64 connections at once: the 65th waits until one cl
 	wait_for_line held "^held$" &&
 	echo "{}" | expect_status 2 bridge --timeout 2 >out 2>err &&
 	denied "no answer from the bridge within 2 seconds" &&
-	kill $holder && wait $holder || : &&
+	kill $holder && { wait $holder || :; } &&
 	echo "{}" | bridge --timeout 60 >out &&
 	grep -q seen out
 '
