@@ -224,7 +224,7 @@ addr_open(struct addr *a, const char *path, struct ray_err *err)
 		close(a->dirfd);
 		a->dirfd = -1;
 		return ray_err_set(err, RAY_EINVAL, "the bridge socket name "
-		    "'%s' is too long (at most 90 bytes)", a->name);
+		    "'%s' is too long for a Unix socket", a->name);
 	}
 	return 0;
 }

@@ -146,6 +146,11 @@ T.test("something that is not a socket at the path: nil and a message, the file 
   srv, nodir = raymond.bridge_listen(DIR .. "/nowhere/x.sock", print)
   T.eq(srv, nil)
   T.eq(nodir, "no folder for the bridge socket '" .. DIR .. "/nowhere/x.sock'")
+  local name = string.rep("n", 100)
+  local long
+  srv, long = raymond.bridge_listen(DIR .. "/" .. name, print)
+  T.eq(srv, nil)
+  T.eq(long, "the bridge socket name '" .. name .. "' is too long for a Unix socket")
 end)
 
 -- Last: a server left open does not keep luarun's loop alive, so this
