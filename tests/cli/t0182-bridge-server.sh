@@ -48,6 +48,20 @@ test_expect_success 'at most 64 connections at once: the 65th waits until one cl
 	grep -q seen out
 '
 
+test_expect_success 'a stopping raymond answers until Lua closes its server' '
+	start_server "$PWD/s.sock" keep &&
+	{ "$PEER" slow "$PWD/s.sock" 5241594201000000${tokhex}000000027b7d "$PWD/flag" >slow & } &&
+	peer_pid=$! &&
+	wait_for_line slow "^connected$" &&
+	kill -TERM $server &&
+	wait_for_line server.log "^stopping$" &&
+	: >flag &&
+	wait_for_exit $peer_pid &&
+	printf "connected\n0 {\"seen\":{}}\n" >want && diff want slow &&
+	wait $server &&
+	test ! -e s.sock
+'
+
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 test_expect_success 'a peer of another uid: no access to the 0600 socket, and refused when the mode would let it in' '
 	chmod 711 "$TEST_ROOT" . &&
