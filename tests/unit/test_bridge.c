@@ -98,7 +98,6 @@ refused(const unsigned char *buf, int answer, int code, const char *why)
 	size_t used;
 	int rc, ok;
 
-
 	ray_bridge_reader_init(&r, answer);
 	rc = ray_bridge_read(&r, buf, answer ? RAY_BRIDGE_ANS_HDR :
 	    RAY_BRIDGE_REQ_HDR, &used, &err);
