@@ -1,10 +1,12 @@
 #!/bin/bash
-# The hook bridge's server (src/bridge.c) against peers that do not play
-# by the rules: a request over 16 MiB is answered at once without being
-# read, a malformed one is answered code 2, one that does not arrive whole
-# within 30 s is closed, at most 64 connections are served at once (more
-# wait), and a peer of another uid is refused even where the socket's
-# mode would let it connect.
+# The hook bridge's server (src/bridge.c, src/lua_bridge.c) against peers
+# that do not play by the rules: a request over 16 MiB is answered at once
+# without being read, a malformed one is answered code 2, one that does
+# not arrive whole within 30 s is closed, at most 64 connections are
+# served at once (more wait), one the Lua state has no memory for is
+# answered code 2, a stopping raymond answers until Lua closes the server,
+# and a peer of another uid is refused even where the socket's mode would
+# let it connect.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bridge.sh"
 
@@ -46,6 +48,17 @@ test_expect_success 'at most 64 connections at once: the 65th waits until one cl
 	kill $holder && { wait $holder || :; } &&
 	echo "{}" | bridge --timeout 60 >out &&
 	grep -q seen out
+'
+
+test_expect_success 'an event the Lua state has no memory for is denied, and the server goes on' '
+	export RAYMOND_LUA_MEMORY_MB=8 &&
+	start_server "$PWD/s.sock" &&
+	head -c 12000000 /dev/zero | tr "\0" x >ev &&
+	expect_status 2 bridge <ev >out 2>err &&
+	printf "raymond could not take the hook input: not enough memory" >want &&
+	cmp want err &&
+	echo "{}" | bridge >out && grep -q seen out &&
+	stop_server
 '
 
 test_expect_success 'a stopping raymond answers until Lua closes its server' '
