@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +134,8 @@ reader_header(struct ray_bridge_reader *r, struct ray_err *err)
 	}
 	r->len = get_u32(h + lenat);
 	if (r->len > RAY_BRIDGE_BODY_MAX)
-		return reader_fail(r, RAY_ETOOBIG, err, RAY_BRIDGE_TOO_BIG);
+		return reader_fail(r, RAY_ETOOBIG, err, r->answer ?
+		    "an answer over 16 MiB" : RAY_BRIDGE_TOO_BIG);
 	return 0;
 }
 
@@ -223,7 +223,7 @@ addr_open(struct addr *a, const char *path, struct ray_err *err)
 		close(a->dirfd);
 		a->dirfd = -1;
 		return ray_err_set(err, RAY_EINVAL, "the bridge socket name "
-		    "'%s' is too long (at most 90 bytes)", a->name);
+		    "'%s' is too long for a Unix socket", a->name);
 	}
 	return 0;
 }

@@ -154,6 +154,9 @@ read_answer(struct bridge_call *b, struct ray_err *err)
 		n = recv(b->fd, chunk, sizeof(chunk), MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
+		if (n <= 0 && b->answer.have > 0)
+			return ray_err_set(err, RAY_EIO, "the bridge closed the "
+			    "connection in the middle of its answer");
 		if (n <= 0)
 			return ray_err_set(err, RAY_EIO, "the bridge closed the "
 			    "connection without an answer");

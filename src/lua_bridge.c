@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -42,7 +43,7 @@ struct request {
 	const char *token;
 	const char *body;
 	size_t len;
-	int taken;		/* a conn userdata owns c */
+	struct ray_bridge_conn **slot;	/* the conn userdata's, once made */
 };
 
 /* go(handler, conn, token, body), in protected mode. */
@@ -56,7 +57,7 @@ start_handler(lua_State *L)
 	lua_rawgeti(L, LUA_REGISTRYINDEX, r->s->handler_ref);
 	cu = lua_newuserdatauv(L, sizeof(*cu), 0);
 	*cu = r->c;
-	r->taken = 1;
+	r->slot = cu;
 	luaL_setmetatable(L, CONN_MT);
 	lua_pushstring(L, r->token);
 	lua_pushlstring(L, r->body, r->len);
@@ -65,27 +66,35 @@ start_handler(lua_State *L)
 }
 
 /*
- * A whole request arrived (a libuv callback).  Only a refused allocation
- * can raise before the handler runs, and errors of the handler itself are
- * raymond.go's to report: either way the run is stopped as after any
- * internal error, and an untaken connection is closed, so the client denies.
+ * A whole request arrived (a libuv callback).  What can raise before the
+ * handler runs is a refused allocation (a 16 MiB event over the Lua
+ * state's memory cap): that request is answered code 2, so the client
+ * denies the call, and the run goes on.  An error of the handler itself
+ * is raymond.go's to report, as an internal error.
  */
 static void
 on_request(void *ud, struct ray_bridge_conn *c, const char *token,
     const char *body, size_t len)
 {
 	struct server *s = ud;
-	struct request r = { s, c, token, body, len, 0 };
+	struct request r = { s, c, token, body, len, NULL };
 	lua_State *L = s->L;
+	char why[256];
 
 	lua_pushcfunction(L, start_handler);
 	lua_pushlightuserdata(L, &r);
-	if (ray__pcall(L, 1, 0) != LUA_OK) {
-		if (!r.taken)
-			ray_bridge_drop(c);
-		ray__sched_crash(ray__host_of(L), lua_tostring(L, -1));
-		lua_pop(L, 1);
+	if (lua_pcall(L, 1, 0, 0) == LUA_OK)
+		return;
+	snprintf(why, sizeof(why), "raymond could not take the hook input: %s",
+	    lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
+	lua_pop(L, 1);
+	/* Taken back from a conn userdata that exists, so it is not dropped. */
+	if (r.slot != NULL) {
+		c = *r.slot;
+		*r.slot = NULL;
 	}
+	if (c != NULL)
+		ray_bridge_reply(c, 2, why, strlen(why));
 }
 
 static int

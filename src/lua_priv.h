@@ -62,8 +62,6 @@ extern volatile sig_atomic_t ray__signal_count;
 extern volatile sig_atomic_t ray__signal_last;
 /* Act on signals counted since the last call: mark the run, stop it. */
 void ray__sched_take_signals(struct ray_host *h);
-/* A Lua error nothing caught: report it as internal, stop the run. */
-void ray__sched_crash(struct ray_host *h, const char *msg);
 /* Restore the signal dispositions and close the handles of the scheduler. */
 void ray__sched_close(struct ray_host *h);
 

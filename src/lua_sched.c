@@ -139,12 +139,6 @@ crash(struct ray_host *h, const char *msg)
 	uv_prepare_start(&h->prepare, on_prepare);
 }
 
-void
-ray__sched_crash(struct ray_host *h, const char *msg)
-{
-	crash(h, msg);
-}
-
 /* The traceback of the dead coroutine (argument 1), in protected mode. */
 static int
 traceback_of(lua_State *L)

@@ -1,7 +1,8 @@
 # tests/cli/bridge.sh - helpers for the tests of the hook bridge
 # (t0180-t0184), sourced after lib.sh.
 #
-#   start_server SOCKET   the test server (tests/fake/bridge) at SOCKET,
+#   start_server SOCKET [keep]
+#                         the test server (tests/fake/bridge) at SOCKET,
 #                         its pid in $server; stopped when the test ends
 #   bridge [ARGS]         `raymond hook-bridge ARGS` with RAYMOND_BRIDGE
 #                         = $SOCK (default ./s.sock) and the test's token
@@ -13,7 +14,7 @@ PEER=$(dirname "$RAYMOND")/tests/bridge-peer
 unset RAYMOND_BRIDGE RAYMOND_BRIDGE_TOKEN
 
 start_server() {
-	RAYMOND_LUA_DIR="$TESTS_TOP/tests/fake/bridge" "$RAYMOND" "$1" "$TOKEN" >server.log 2>&1 &
+	RAYMOND_LUA_DIR="$TESTS_TOP/tests/fake/bridge" "$RAYMOND" "$1" "$TOKEN" ${2:+"$2"} >server.log 2>&1 &
 	server=$!
 	trap 'kill $server 2>/dev/null || :' EXIT
 	wait_for_line server.log "^listening$|bridge server:"

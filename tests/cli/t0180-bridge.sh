@@ -82,7 +82,7 @@ test_expect_success 'a socket path longer than 108 bytes works for server and cl
 
 test_expect_success 'a stale socket left by a killed server is replaced' '
 	start_server "$PWD/s.sock" &&
-	kill -9 $server && wait $server || : &&
+	kill -9 $server && { wait $server || :; } &&
 	test -S s.sock &&
 	echo "{}" | expect_status 2 bridge 2>err &&
 	denied "the bridge at '\''$PWD/s.sock'\'' refused the connection" &&

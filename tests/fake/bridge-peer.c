@@ -11,6 +11,9 @@
  *	    connect to PATH, write the bytes HEX, read until the server
  *	    closes and print the answer: "CODE TEXT" for a well-formed one,
  *	    "closed" for none, else "raw HEX"
+ *	bridge-peer slow PATH HEX FLAG
+ *	    the same, but write only the first 8 bytes, print "connected",
+ *	    and the rest once the file FLAG exists (60 s at most)
  *	bridge-peer hold PATH N
  *	    open N connections that send nothing, print "held", and wait
  *	    until the server has closed them all; print "closed"
@@ -115,16 +118,40 @@ serve(const char *path, const char *hex)
 	return 0;
 }
 
+/* Wait until `path` exists, 60 s at most. */
+static void
+wait_for(const char *path)
+{
+	int i;
+
+	for (i = 0; i < 6000 && access(path, F_OK) != 0; i++)
+		usleep(10000);
+}
+
+/*
+ * Write the bytes HEX, the first `first` of them at once and the rest
+ * once `flag` exists (flag NULL: all at once), and print the answer.
+ */
 static int
-send_raw(const char *path, const char *hex)
+send_raw(const char *path, const char *hex, size_t first, const char *flag)
 {
 	unsigned char *out = malloc(strlen(hex) / 2 + 1), buf[65536];
 	size_t n = unhex(hex, out), have, i;
 	int fd = connect_to(path);
 
+	if (flag != NULL) {
+		first = first < n ? first : n;
+		if (write(fd, out, first) != (ssize_t)first)
+			die("write");
+		printf("connected\n");
+		fflush(stdout);
+		wait_for(flag);
+	} else {
+		first = 0;
+	}
 	/* The server may answer and close before it takes everything. */
-	if (send(fd, out, n, MSG_NOSIGNAL) < 0 && errno != EPIPE &&
-	    errno != ECONNRESET)
+	if (send(fd, out + first, n - first, MSG_NOSIGNAL) < 0 &&
+	    errno != EPIPE && errno != ECONNRESET)
 		die("send");
 	have = read_n(fd, buf, sizeof(buf));
 	if (have == 0) {
@@ -165,10 +192,12 @@ main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "serve") == 0)
 		return serve(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "send") == 0)
-		return send_raw(argv[2], argv[3]);
+		return send_raw(argv[2], argv[3], 0, NULL);
+	if (argc == 5 && strcmp(argv[1], "slow") == 0)
+		return send_raw(argv[2], argv[3], 8, argv[4]);
 	if (argc == 4 && strcmp(argv[1], "hold") == 0)
 		return hold(argv[2], atoi(argv[3]));
 	fprintf(stderr, "usage: bridge-peer serve PATH HEX|- | send PATH HEX | "
-	    "hold PATH N\n");
+	    "slow PATH HEX FLAG | hold PATH N\n");
 	return 2;
 }

@@ -2,11 +2,13 @@
 -- `raymond hook-bridge`, run by the binary under test in place of its
 -- entry point (RAYMOND_LUA_DIR, src/lua_host.c):
 --
---   RAYMOND_LUA_DIR=tests/fake/bridge raymond SOCKET TOKEN
+--   RAYMOND_LUA_DIR=tests/fake/bridge raymond SOCKET TOKEN [keep]
 --
 -- It listens at SOCKET through raymond.bridge_listen, prints "listening"
 -- once it does, and answers until SIGTERM, when it closes the socket and
--- exits 0.  A request with another token is refused as the run's handler
+-- exits 0.  With "keep" it does not close the socket on SIGTERM: it goes
+-- on answering while a connection keeps the loop alive, and the socket
+-- goes when the server is collected at exit.  A request with another token is refused as the run's handler
 -- refuses one: (2, "unknown token").  Otherwise the event's "test" field
 -- says what to do:
 --
@@ -42,7 +44,7 @@ local function handle(conn, token, body, want)
 end
 
 function M.main(argv)
-  local path, want = argv[1], argv[2]
+  local path, want, keep = argv[1], argv[2], argv[3] == "keep"
   local srv, err = raymond.bridge_listen(path, function(conn, token, body)
     return handle(conn, token, body, want)
   end)
@@ -57,7 +59,8 @@ function M.main(argv)
   -- signal stops the run and wakes it.
   raymond.go(function()
     while raymond.sleep(3600) do end
-    srv:close()
+    raymond.stdout("stopping\n")
+    if not keep then srv:close() end
     code = 0
   end)
 end
