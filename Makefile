@@ -42,7 +42,8 @@ GEN_SRCS := $(wildcard tools/gen/raymond/*.lua tools/gen/raymond/*/*.lua)
 .DEFAULT_GOAL := all
 
 all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN) $(BUILD)/tests/fake-claude \
-    $(BUILD)/tests/mkzip $(BUILD)/tests/faultfs.so $(BUILD)/tests/pty-run
+    $(BUILD)/tests/mkzip $(BUILD)/tests/faultfs.so $(BUILD)/tests/pty-run \
+    $(BUILD)/tests/bridge-peer
 
 # Installs what the build needs when it is missing; a no-op otherwise.
 # Every compile and link names it as an order-only prerequisite, so under
@@ -92,6 +93,10 @@ $(BUILD)/tests/fake-claude: tests/fake/fake_claude.c | deps $(BUILD)/tests
 # Runs a command on a pseudo-terminal, for the live view's tests.
 $(BUILD)/tests/pty-run: tests/fake/pty-run.c | deps $(BUILD)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) -lutil
+
+# The other end of the hook bridge's socket, byte by byte (libc only).
+$(BUILD)/tests/bridge-peer: tests/fake/bridge-peer.c | deps $(BUILD)/tests
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
 # Builds zip archives for the CLI tests; a fresh machine has no zip command.
 $(BUILD)/tests/mkzip: tests/fake/mkzip.c | deps $(BUILD)/tests

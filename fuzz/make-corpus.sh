@@ -28,7 +28,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/raymond-corpus.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$C"
-mkdir -p "$C"/{tagparse,claude,frontmatter,runstate,archive,journal,termsafe}
+mkdir -p "$C"/{tagparse,claude,frontmatter,runstate,archive,journal,termsafe,bridge}
 
 # ---- tagparse: HEADER (printf format) then the payload ------------------
 # Header byte 0: chunk-size count n (low 3 bits), r (high 5 bits; 31
@@ -321,4 +321,15 @@ printf '\001' | dd of="$C/journal/bit-flip" bs=1 seek=100 conv=notrunc 2>/dev/nu
 # ---- termsafe: a feed size byte, then the text --------------------------
 printf '\003a\033[2Jb\033]52;c;aGk=\007 x\by over\rwrite\r\n' >"$C/termsafe/controls"
 printf '\002caf\303\251 \342\202\254 \360\237\230\200 \302\233 \233 \342\202' >"$C/termsafe/utf8"
+# ---- bridge: a feed size byte, a request (even) or answer (odd) byte,
+# then the stream (src/bridge.h) -----------------------------------------
+tok=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+printf '\000\000RAYB\001\000\000\000%s\000\000\000\002{}' $tok >"$C/bridge/request"
+printf '\005\000RAYB\001\000\000\000%s\000\000\000\010{"a":1}xtra' $tok >"$C/bridge/request-split"
+printf '\000\000RAYB\001\000\000\000%s\001\000\000\001' $tok >"$C/bridge/request-too-big"
+printf '\000\000RAYB\001\000\000\000%sg\000\000\000\000' ${tok%?} >"$C/bridge/request-bad-token"
+printf '\000\000GET / HTTP/1.0\r\n\r\n' >"$C/bridge/not-a-frame"
+printf '\003\001RAYB\001\000\000\000\000\000\000\002{}' >"$C/bridge/answer"
+printf '\000\001RAYB\001\002\000\000\000\000\000\004deny' >"$C/bridge/answer-deny"
+printf '\000\001RAYB\002\007\000\000\000\000\000\000' >"$C/bridge/answer-bad"
 ls "$C"/* | sed -n '$='; for d in "$C"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done

@@ -2,12 +2,13 @@
  * cli.h - the way from the command line into raymond.
  *
  *	main(argc, argv)
+ *	    -> ray_cmd_bridge(argc - 2, argv + 2)  raymond hook-bridge ...
  *	    -> ray_cmd_run(argc - 1, argv + 1)    every command but --version
  *	        -> raymond.main.main(argv, cwd)   in Lua: parse, run the command
  *
  * The command line is read in Lua (lua/raymond/cli.lua), from a table of
- * commands and options; C answers only `raymond --version`, which must
- * not wait for Lua to start.
+ * commands and options; C answers only `raymond --version` and
+ * `raymond hook-bridge`, which must not wait for Lua to start.
  */
 #ifndef RAY_CLI_H
 #define RAY_CLI_H
@@ -20,5 +21,12 @@
  * status the command chose.
  */
 int ray_cmd_run(int argc, char **argv);
+
+/*
+ * cmd_bridge.c: `raymond hook-bridge [--warn] [--timeout S]`, the command
+ * hook of a Claude turn (the arguments after the command's name); returns
+ * the exit status, 0 or 2.
+ */
+int ray_cmd_bridge(int argc, char **argv);
 
 #endif

@@ -97,6 +97,9 @@ struct ray_record;
 struct ray_record **ray__record_slot(lua_State *L, int idx);
 void ray__record_register(lua_State *L);
 
+/* lua_bridge.c: raymond.bridge_listen and exe_path on the table at -1. */
+void ray__bridge_register(lua_State *L);
+
 struct ray_tagparse;
 /* Push the tags of `tp` as a list of {name, body, attrs, offset}. */
 void ray__push_tags(lua_State *L, const struct ray_tagparse *tp);

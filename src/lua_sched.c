@@ -75,6 +75,7 @@
 #define LINE_MAX_DEFAULT (8 * 1024 * 1024)
 
 static const char JOB[] = "raymond.job";
+static const char HOLD[] = "raymond.hold";
 
 struct ray_job {
 	struct ray_host *h;
@@ -110,6 +111,8 @@ struct ray_job {
 	int input_ref;		/* the string for stdin, or LUA_NOREF */
 	int prints_ref;		/* function called per <print> line, or LUA_NOREF */
 	struct ray_buf print_line;	/* the <print> line being assembled */
+	const struct ray_proc_hold *hold;	/* raymond.hold() given, or NULL */
+	int hold_ref;		/* keeps the hold's userdata alive */
 	int prints_failed;	/* the prints function raised; no more calls */
 };
 
@@ -635,6 +638,9 @@ job_release(lua_State *L, struct ray_job *j)
 	j->prints_ref = LUA_NOREF;
 	luaL_unref(L, LUA_REGISTRYINDEX, j->input_ref);
 	j->input_ref = LUA_NOREF;
+	luaL_unref(L, LUA_REGISTRYINDEX, j->hold_ref);
+	j->hold_ref = LUA_NOREF;
+	j->hold = NULL;
 	free(j->spawn_error);
 	j->spawn_error = NULL;
 	free(j->group_file);
@@ -743,6 +749,7 @@ launch(struct ray_host *h, struct ray_job *j)
 	o.env = j->env;
 	o.cwd = j->cwd;
 	o.timeout_ms = j->timeout_ms;
+	o.hold = j->hold;
 	o.input = NULL;
 	o.input_len = 0;
 	/* The registry reference keeps the string alive; proc.c copies it. */
@@ -888,6 +895,7 @@ api_spawn(lua_State *L)
 	j->lines_ref = LUA_NOREF;
 	j->prints_ref = LUA_NOREF;
 	j->input_ref = LUA_NOREF;
+	j->hold_ref = LUA_NOREF;
 	luaL_setmetatable(L, JOB);	/* from now on __gc frees what j holds */
 
 	lua_getfield(L, 1, "argv");
@@ -948,6 +956,12 @@ api_spawn(lua_State *L)
 	if (lua_isstring(L, -1))
 		j->group_file = xstrdup(lua_tostring(L, -1));
 	lua_pop(L, 1);
+	if (lua_getfield(L, 1, "hold") != LUA_TNIL) {
+		j->hold = luaL_checkudata(L, -1, HOLD);
+		j->hold_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	} else {
+		lua_pop(L, 1);
+	}
 	lua_pushthread(L);
 	j->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 
@@ -1287,6 +1301,44 @@ api_signal(lua_State *L)
 	return 1;
 }
 
+/* ---- raymond.hold ------------------------------------------------------ */
+
+/*
+ * raymond.hold() -> a hold on the inactivity limit of the commands it is
+ * given to (raymond.spawn{..., hold = h}): between h:hold() and
+ * h:release() their silence is not inactivity (proc.h).  Holds nest.
+ */
+static int
+api_hold(lua_State *L)
+{
+	struct ray_proc_hold *hd = lua_newuserdatauv(L, sizeof(*hd), 0);
+
+	memset(hd, 0, sizeof(*hd));
+	luaL_setmetatable(L, HOLD);
+	return 1;
+}
+
+static int
+hold_hold(lua_State *L)
+{
+	struct ray_proc_hold *hd = luaL_checkudata(L, 1, HOLD);
+
+	hd->held++;
+	return 0;
+}
+
+static int
+hold_release(lua_State *L)
+{
+	struct ray_proc_hold *hd = luaL_checkudata(L, 1, HOLD);
+	struct ray_host *h = ray__host_from(L);
+
+	if (hd->held > 0)
+		hd->held--;
+	hd->touched = uv_now(h->loop);
+	return 0;
+}
+
 static const luaL_Reg sched_funcs[] = {
 	{ "process", api_process },
 	{ "signal", api_signal },
@@ -1299,6 +1351,13 @@ static const luaL_Reg sched_funcs[] = {
 	{ "set_max_parallel", api_set_max_parallel },
 	{ "stop", api_stop },
 	{ "stopping", api_stopping },
+	{ "hold", api_hold },
+	{ NULL, NULL },
+};
+
+static const luaL_Reg hold_methods[] = {
+	{ "hold", hold_hold },
+	{ "release", hold_release },
 	{ NULL, NULL },
 };
 
@@ -1314,6 +1373,12 @@ ray__sched_register(lua_State *L, struct ray_host *h)
 	luaL_newmetatable(L, JOB);
 	lua_pushcfunction(L, job_gc);
 	lua_setfield(L, -2, "__gc");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, HOLD);
+	lua_newtable(L);
+	lua_pushlightuserdata(L, h);
+	luaL_setfuncs(L, hold_methods, 1);
+	lua_setfield(L, -2, "__index");
 	lua_pop(L, 1);
 	lua_pushlightuserdata(L, h);
 	luaL_setfuncs(L, sched_funcs, 1);

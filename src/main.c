@@ -2,8 +2,10 @@
  * main.c - the raymond command.
  *
  * `raymond --version` and `raymond version` are answered here, without
- * starting Lua, so they stay instant; every other command line goes to the
- * Lua side through cmd_run.c, which reads it (lua/raymond/cli.lua).
+ * starting Lua, so they stay instant, and `raymond hook-bridge`, which runs
+ * for every tool call of a turn with tool hooks, goes to cmd_bridge.c; every
+ * other command line goes to the Lua side through cmd_run.c, which reads it
+ * (lua/raymond/cli.lua).
  */
 #include "cli.h"
 
@@ -19,5 +21,7 @@ main(int argc, char **argv)
 		printf("raymond %s\n", RAY_VERSION);
 		return 0;
 	}
+	if (argc >= 2 && strcmp(argv[1], "hook-bridge") == 0)
+		return ray_cmd_bridge(argc - 2, argv + 2);
 	return ray_cmd_run(argc - 1, argv + 1);
 }

@@ -87,6 +87,7 @@ struct ray_proc {
 	int finishing;
 	uint64_t timeout_ms;
 	uint64_t last_output;	/* uv_now() of the last chunk */
+	const struct ray_proc_hold *hold;	/* see proc.h, or NULL */
 	uint64_t start_ns;
 	struct ray_proc_result res;
 	const struct ray_proc_ops *ops;
@@ -201,6 +202,10 @@ on_timer(uv_timer_t *t)
 
 	switch (p->tmode) {
 	case T_WATCH:
+		if (p->hold != NULL && p->hold->held > 0)
+			p->last_output = uv_now(t->loop);
+		else if (p->hold != NULL && p->hold->touched > p->last_output)
+			p->last_output = p->hold->touched;
 		idle = uv_now(t->loop) - p->last_output;
 		if (idle < p->timeout_ms) {
 			uv_timer_start(t, on_timer, p->timeout_ms - idle, 0);
@@ -568,6 +573,7 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 	p->ud = ud;
 	p->pidfd = -1;
 	p->timeout_ms = opts->timeout_ms;
+	p->hold = opts->hold;
 	p->start_ns = uv_hrtime();
 	uv_pipe_init(loop, &p->out, 0);
 	uv_pipe_init(loop, &p->err, 0);

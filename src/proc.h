@@ -53,11 +53,24 @@ struct ray_proc;
 /* ray_proc_spawn: the command started, failed, and may still run. */
 #define RAY_PROC_ESTRAY (-10000)
 
+/*
+ * A hold on the inactivity limit, owned by the caller and shared with the
+ * commands it is given to.  While `held` is above 0 a command's silence is
+ * not inactivity (raymond itself is deciding something the command waits
+ * for: a hook of one of its tool calls), and `touched`, the uv_now() of
+ * the last release, counts as output, so the limit starts afresh then.
+ */
+struct ray_proc_hold {
+	int held;
+	uint64_t touched;
+};
+
 struct ray_proc_opts {
 	char **argv;		/* argv[0] is looked up on env's PATH */
 	char **env;		/* NULL-terminated "K=V" list; NULL: ours */
 	const char *cwd;	/* NULL: raymond's own */
 	uint64_t timeout_ms;	/* inactivity limit, 0: none */
+	const struct ray_proc_hold *hold;	/* NULL: none; outlives the command */
 	const char *input;	/* bytes for stdin; NULL: /dev/null */
 	size_t input_len;
 };

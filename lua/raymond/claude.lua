@@ -3,11 +3,12 @@
 -- invoke(spec) runs
 --
 --   claude -p --output-format stream-json --verbose
---          (--dangerously-skip-permissions | --permission-mode acceptEdits)
+--          (--permission-mode P | --dangerously-skip-permissions | --permission-mode acceptEdits)
 --          [--model M] [--effort E]
 --          (--session-id NEW | --resume ID | --resume FROM --fork-session --session-id NEW)
---          [--max-budget-usd R]
---          --disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit
+--          [--max-budget-usd R] [--settings JSON]
+--          [--allowedTools RULE...] [--mcp-config JSON] [--append-system-prompt=TEXT] [--max-turns N]
+--          --disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit [RULE...]
 --          --
 --
 -- with the prompt on stdin (Linux limits one argv string to 128 KiB, and
@@ -20,6 +21,7 @@
 --   ok         result text, session id, cost
 --   budget     the turn reached its --max-budget-usd (the CLI's
 --              error_max_budget_usd); its cost is known
+--   max_turns  the turn reached its --max-turns (error_max_turns)
 --   transient  worth another attempt (API 429/5xx, connection, timeout, crash)
 --   limit      a usage limit, with the time it resets
 --   session    the planned session flags did not fit (crash recovery):
@@ -43,8 +45,8 @@ M.LINE_MAX = 8 * 1024 * 1024
 -- its command line: running it again cannot help.
 local refusals = {
   { "cannot be used with root/sudo privileges",
-    "run raymond as a user other than root, or without --dangerously-skip-permissions "
-      .. "(inside a container or sandbox, set IS_SANDBOX=1)" },
+    "run raymond as a user other than root, or without --dangerously-skip-permissions and a state's "
+      .. "permission_mode: bypassPermissions (inside a container or sandbox, set IS_SANDBOX=1)" },
   { "error: unknown option", "the Claude Code CLI is older or newer than raymond expects; "
       .. "install a current one (npm install -g @anthropic-ai/claude-code)" },
   { "error: option '", "an option raymond gave the Claude Code CLI has a value it does not accept; check the "
@@ -55,11 +57,15 @@ local refusals = {
 local transient_status = { [429] = true, [500] = true, [502] = true, [503] = true, [504] = true, [529] = true }
 
 -- spec: claude, model, effort, skip_permissions, session = {mode=,
--- id=, from=}, max_budget_usd.
+-- id=, from=}, max_budget_usd; and a state's agent settings
+-- (raymond.policy): allowed_tools and disallowed_tools (lists of rules),
+-- permission_mode (which replaces skip_permissions' choice), mcp_config
+-- (the JSON text), append_system_prompt, max_turns.
 function M.argv(spec)
   local a = { spec.claude, "-p", "--output-format", "stream-json", "--verbose" }
   local function add(...) for _, x in ipairs({ ... }) do a[#a + 1] = x end end
-  if spec.skip_permissions then add("--dangerously-skip-permissions")
+  if spec.permission_mode then add("--permission-mode", spec.permission_mode)
+  elseif spec.skip_permissions then add("--dangerously-skip-permissions")
   else add("--permission-mode", "acceptEdits") end
   if spec.model then add("--model", spec.model) end
   if spec.effort then add("--effort", spec.effort) end
@@ -68,7 +74,15 @@ function M.argv(spec)
   elseif s.mode == "resume" then add("--resume", s.id)
   elseif s.mode == "branch" then add("--resume", s.from, "--fork-session", "--session-id", s.id) end
   if spec.max_budget_usd then add("--max-budget-usd", string.format("%.4f", spec.max_budget_usd)) end
-  add("--disallowed-tools", M.DISALLOWED, "--")
+  if spec.settings then add("--settings", spec.settings) end
+  -- Each rule is an argument of its own (a rule may hold a comma or a
+  -- space), and a text that begins with "-" stays the option's value.
+  if spec.allowed_tools and #spec.allowed_tools > 0 then add("--allowedTools", table.unpack(spec.allowed_tools)) end
+  if spec.mcp_config then add("--mcp-config", spec.mcp_config) end
+  if spec.append_system_prompt then add("--append-system-prompt=" .. spec.append_system_prompt) end
+  if spec.max_turns then add("--max-turns", tostring(spec.max_turns)) end
+  add("--disallowed-tools", M.DISALLOWED, table.unpack(spec.disallowed_tools or {}))
+  add("--")
   return a
 end
 
@@ -145,8 +159,9 @@ function M.tool_line(block, cwd)
 end
 
 -- A reader of stream-json lines.  `on_text(text)`, if given, receives
--- assistant text as it arrives, and `on_tool(block)` each tool call (a
--- tool_use content block); `on_usage(usd)` the turn's estimated
+-- assistant text as it arrives, `on_tool(block)` each tool call (a
+-- tool_use content block) and `on_tool_result(block)` each tool_result
+-- block Claude Code sends back; `on_usage(usd)` the turn's estimated
 -- spend each time an API response's usage is seen.  Tags are searched in
 -- the final result only, never in tool output, and each invocation's cost
 -- is counted once.  Only the last assistant text is kept (the result's
@@ -156,7 +171,7 @@ end
 -- The estimate (st.seen) is what a turn without a trustworthy result
 -- cost is charged: the usage of every API response in the stream, priced
 -- at list prices.  Each response is counted once, by its message id.
-function M.reader(on_text, on_usage, on_tool)
+function M.reader(on_text, on_usage, on_tool, on_tool_result)
   local st = { cost = 0, bad_lines = 0, seen = 0, seen_done = 0 }
   local function usage(msg)
     if type(msg.usage) ~= "table" then return end
@@ -193,6 +208,10 @@ function M.reader(on_text, on_usage, on_tool)
         elseif type(c) == "table" and c.type == "tool_use" and on_tool then
           on_tool(c)
         end
+      end
+    elseif kind == "user" and on_tool_result and type(obj.message) == "table" then
+      for _, c in ipairs(type(obj.message.content) == "table" and obj.message.content or {}) do
+        if type(c) == "table" and c.type == "tool_result" then on_tool_result(c) end
       end
     elseif kind == "result" then
       st.got_result = true
@@ -319,6 +338,10 @@ function M.outcome(res, st)
   end
   if st.subtype == "error_max_budget_usd" then
     out.kind, out.msg = "budget", "the invocation reached its --max-budget-usd"
+    return out
+  end
+  if st.subtype == "error_max_turns" then
+    out.kind, out.msg = "max_turns", "the invocation reached its --max-turns"
     return out
   end
   if res.exit == 0 and st.got_result and not st.is_error then

@@ -37,6 +37,7 @@ M.list = {
   { name = "init-config", module = "init_config", summary = "write a config file with every setting, commented" },
   { name = "help", summary = "print this help, or a command's" },
   { name = "version", summary = "print the version" },
+  { name = "hook-bridge", module = "hook_bridge", summary = "the Claude Code CLI's tool hook (not run by hand)" },
 }
 
 M.by_name = {}

@@ -11,11 +11,19 @@
 -- Adding an event is one entry in M.list plus the place that emits it;
 -- adding a decision field is one entry in M.fields plus its effect.
 
+local policy = require("raymond.policy")
+
 local M = {}
+
+-- A check of an agent setting's value beyond its type (raymond.policy):
+-- nil when it is good, else why not.
+local function setting(key)
+  return function(v) return select(2, policy.setting(key, v)) end
+end
 
 -- Every decision field: its Lua type, its effect, and for "set" fields
 -- the key they set on the emitter's target (PreState: the invocation;
--- PreTransition: the agent).
+-- PreTransition: the agent) and, for some, a check of the value.
 --   stop        with continue = false: the run stops before anything
 --               else happens, status "stopped", resumable
 --   block       with decision = "block": the reply (or the transition)
@@ -24,6 +32,11 @@ local M = {}
 --   note        text that goes with another field (why a block or a
 --               transition, the options a resume needs after a stop)
 --   set         copied onto the target
+--   tool        (tool events) part of the answer Claude Code gets
+--               through the hook bridge (raymond.bridge)
+-- A field with `rank` is merged across files by rank, not first-wins:
+-- the higher value wins, and the fields in its `with` list come from the
+-- same handler (a deny wins over an allow, with its reason).
 M.fields = {
   continue = { type = "boolean", effect = "stop" },
   stopReason = { type = "string", effect = "note" },
@@ -37,12 +50,35 @@ M.fields = {
   prompt = { type = "string", effect = "set", key = "prompt" },
   maxBudgetUsd = { type = "number", effect = "set", key = "max_budget_usd" },
   waitForTurns = { type = "boolean", effect = "set", key = "wait_for_turns" },
+  permissionDecision = { type = "string", effect = "tool", values = { allow = true, deny = true },
+                         rank = { allow = 1, deny = 2 }, with = { "permissionDecisionReason" } },
+  permissionDecisionReason = { type = "string", effect = "note" },
+  updatedInput = { type = "table", effect = "tool" },
+  allowedTools = { type = "table", effect = "set", key = "allowed_tools", check = setting("allowed_tools") },
+  disallowedTools = { type = "table", effect = "set", key = "disallowed_tools", check = setting("disallowed_tools") },
+  permissionMode = { type = "string", effect = "set", key = "permission_mode", check = setting("permission_mode") },
+  mcpConfig = { type = "string", effect = "set", key = "mcp_config", check = setting("mcp_config") },
+  appendSystemPrompt = { type = "string", effect = "set", key = "append_system_prompt",
+    check = setting("append_system_prompt") },
+  maxTurns = { type = "number", effect = "set", key = "max_turns", check = setting("max_turns") },
 }
 
 -- Fields every event has; `agent` events also have the agent's.
 M.common = { "hook_event_name", "run_id", "workflow", "run" }
 M.agent_fields = { "agent_id", "state", "agent" }
 
+-- Claude Code's own fields of the tool events (raymond.bridge passes them
+-- on as they came), and what raymond adds: the state's frontmatter.
+local TOOL_COMMON = { "session_id", "cwd", "permission_mode", "frontmatter" }
+local function tool_fields(...)
+  local t = { ... }
+  for _, f in ipairs(TOOL_COMMON) do t[#t + 1] = f end
+  return t
+end
+
+-- `tool = true`: an event of a Claude turn, asked through the hook bridge
+-- (raymond.bridge); `matcher = true`: one about a tool call, which a
+-- hook file's `tools` patterns select.
 M.list = {
   { name = "RunStart", when = "a new run, before anything runs",
     fields = {}, decisions = { "continue", "stopReason" } },
@@ -50,7 +86,8 @@ M.list = {
     fields = {}, decisions = { "continue", "stopReason" } },
   { name = "PreState", when = "before a state runs", agent = true,
     fields = { "kind", "invocation", "frontmatter" },
-    decisions = { "transition", "reason", "continue", "stopReason", "model", "effort", "prompt", "maxBudgetUsd" } },
+    decisions = { "transition", "reason", "continue", "stopReason", "model", "effort", "prompt", "maxBudgetUsd",
+      "allowedTools", "disallowedTools", "permissionMode", "mcpConfig", "appendSystemPrompt", "maxTurns" } },
   { name = "PostState", when = "after a state ran successfully (for markdown, after each turn)", agent = true,
     fields = { "kind", "output", "cost_usd", "duration", "exit_code", "frontmatter" },
     decisions = { "transition", "decision", "reason", "continue", "stopReason" } },
@@ -69,10 +106,33 @@ M.list = {
     fields = { "parent_id" }, decisions = {} },
   { name = "AgentExit", when = "an agent ended with <result>", agent = true,
     fields = { "result" }, decisions = {} },
+  { name = "UserPromptSubmit", when = "a Claude turn's prompt is submitted", agent = true, tool = true,
+    fields = tool_fields("prompt"),
+    decisions = { "decision", "reason", "additionalContext", "continue", "stopReason" } },
+  { name = "PreToolUse", when = "before a tool call of a Claude turn runs", agent = true, tool = true,
+    matcher = true, fields = tool_fields("tool_name", "tool_input", "tool_use_id"),
+    decisions = { "permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext",
+                  "continue", "stopReason" } },
+  { name = "PostToolUse", when = "after a tool call succeeded", agent = true, tool = true, matcher = true,
+    fields = tool_fields("tool_name", "tool_input", "tool_use_id", "tool_response"),
+    decisions = { "decision", "reason", "additionalContext", "continue", "stopReason" } },
+  { name = "PostToolUseFailure", when = "after a tool call failed", agent = true, tool = true, matcher = true,
+    fields = tool_fields("tool_name", "tool_input", "tool_use_id", "error", "is_interrupt"),
+    decisions = { "decision", "reason", "additionalContext", "continue", "stopReason" } },
+  { name = "Stop", when = "a Claude turn is about to end", agent = true, tool = true,
+    fields = tool_fields("stop_hook_active", "last_assistant_message"),
+    decisions = { "decision", "reason", "continue", "stopReason" } },
   { name = "Error", when = "the run failed", fields = { "error" }, decisions = {} },
   { name = "RunEnd", when = "the run ended: completed, stopped or failed",
     fields = { "status", "result", "error" }, decisions = {} },
 }
+
+-- The fields that come only with a ranked field (its `with` list): a
+-- handler's reason goes with its decision, never with another's.
+M.companion = {}
+for name, f in pairs(M.fields) do
+  for _, w in ipairs(f.with or {}) do M.companion[w] = name end
+end
 
 M.by_name = {}
 for _, e in ipairs(M.list) do
@@ -108,6 +168,9 @@ function M.check(name, d, where)
       warnings[#warnings + 1] = string.format("%s: %s does not take decision field '%s' (ignored)",
         where, name, k)
       d[k] = nil
+    else
+      local why = f.check and f.check(v)
+      if why then return nil, string.format("%s: %s decision field '%s' %s", where, name, k, why) end
     end
   end
   if d.transition and type(d.transition.tag) ~= "string" then

@@ -24,7 +24,8 @@
 --                its output and the job.keep pieces (prompt) are kept
 --                under that name (raymond.record)
 --
--- job.tags, job.lines, job.lines_max, job.prints and job.capture are
+-- job.hold (raymond.hold(): while held, the child's silence is not
+-- inactivity), job.tags, job.lines, job.lines_max, job.prints and job.capture are
 -- passed to raymond.spawn, whose result is returned with `started_at`
 -- added, and then the step's record
 -- (raymond.record) or nil, for the caller to add the outcome with
@@ -45,7 +46,7 @@ function M.run(run, job)
   local req = {
     argv = job.argv, env = environment(run, job.env), cwd = job.cwd or run.cwd,
     timeout = job.timeout, tags = job.tags, lines = job.lines, capture = job.capture,
-    input = job.stdin, lines_max = job.lines_max, prints = job.prints,
+    input = job.stdin, lines_max = job.lines_max, prints = job.prints, hold = job.hold,
   }
   if run.children then
     local token = raymond.uuid()

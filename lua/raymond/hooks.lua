@@ -8,6 +8,13 @@
 --   frontmatter = { max_visits = "number", ... }
 --                         frontmatter fields this file reads, so they are
 --                         not reported as unknown
+--   tools = { "Bash", "Edit|Write", "mcp__github__*" }
+--                         the tools whose events (PreToolUse, PostToolUse,
+--                         PostToolUseFailure) this file's handlers want;
+--                         or a function(ev) giving them per state (ev.state,
+--                         ev.frontmatter, ev.agent, ev.run), nil for none.
+--                         Without it a file's tool handlers want every tool;
+--                         an empty list wants none.
 --
 -- Order (docs/hooks.md): the default hooks compiled in from hooks/ (unless
 -- --no-default-hooks), then hooks.lua in the workflow folder, then the
@@ -177,10 +184,50 @@ local function limited(fn, arg)
   return ok, v, why
 end
 
+-- A `tools` pattern: tool names separated by "|", each of letters, digits
+-- and "_", which may end in "*" (a prefix), or "*" alone (every tool).
+-- Returns the list of alternatives, or nil and what is wrong.
+function M.tool_pattern(p)
+  if type(p) ~= "string" then return nil, "is a " .. type(p) .. ", not a string" end
+  local alts = {}
+  for alt in (p .. "|"):gmatch("([^|]*)|") do
+    if alt ~= "*" and not alt:match("^[%a_][%w_%-]*%*?$") then
+      return nil, string.format("%q is not a valid tool pattern: give tool names (letters, digits, _ and -) "
+        .. "separated by |, a name may end in * (e.g. \"Bash\", \"Edit|Write\", \"mcp__github__*\")", p)
+    end
+    alts[#alts + 1] = alt
+  end
+  return alts
+end
+
+-- The patterns of a `tools` list, checked: a list of alternatives, or nil
+-- and a message.
+local function tool_list(name, v)
+  if type(v) ~= "table" then
+    return nil, string.format("hook file %s: tools must be a list of tool patterns or a function, got %s",
+      name, type(v))
+  end
+  local alts = {}
+  for i, p in ipairs(v) do
+    local a, err = M.tool_pattern(p)
+    if not a then return nil, string.format("hook file %s: tools[%d] %s", name, i, err), p end
+    for _, x in ipairs(a) do alts[#alts + 1] = x end
+  end
+  return alts
+end
+
 local function check_fields(name, t, warn)
   local file = { name = name, handlers = {}, on_error = "stop", frontmatter = {} }
   for k, v in pairs(t) do
-    if k == "on_error" then
+    if k == "tools" then
+      if type(v) == "function" then
+        file.tools = v
+      else
+        local alts, err, bad = tool_list(name, v)
+        if not alts then return nil, err, bad end
+        file.tools = alts
+      end
+    elseif k == "on_error" then
       if v ~= "stop" and v ~= "warn" then
         return nil, string.format("hook file %s: on_error must be \"stop\" or \"warn\", got %s", name, tostring(v))
       end
@@ -222,7 +269,16 @@ local function load_one(name, source, api, warn)
     return nil, string.format("hook file %s must return a table of handlers keyed by event name, "
       .. "got %s", name, type(t))
   end
-  return check_fields(name, t, warn)
+  local file, err, bad = check_fields(name, t, warn)
+  -- A bad value written in the file: the message names its line.
+  local at = type(bad) == "string" and bad ~= "" and source:find(bad, 1, true)
+  if at then
+    local _, lines = source:sub(1, at):gsub("\n", "")
+    err = err:gsub("^hook file " .. name:gsub("%p", "%%%0") .. ":", function()
+      return string.format("hook file %s:%d:", name, lines + 1)
+    end)
+  end
+  return file, err
 end
 
 -- A warning of a loaded file, shown on stderr unless the caller takes it.
@@ -324,7 +380,18 @@ end
 -- they run at every step.
 local NONE = setmetatable({}, { __newindex = function() error("hooks: the empty decision is read-only", 2) end })
 
-function M.emit(set, name, ev)
+-- Whether decision field `k` of value `v` replaces `cur` in the merge:
+-- first-wins, unless the field is ranked (events.fields) and `v` ranks
+-- higher.
+local function wins(k, v, cur)
+  if cur == nil then return true end
+  local f = events.fields[k]
+  return f ~= nil and f.rank ~= nil and (f.rank[v] or 0) > (f.rank[cur] or 0)
+end
+
+-- `accept(file)`, when given, chooses the files asked (the tool events ask
+-- only the files whose `tools` select the tool).
+function M.emit(set, name, ev, accept)
   local merged = { by = NONE, made = NONE }
   if not set then return merged end
   ev.hook_event_name = name
@@ -332,7 +399,7 @@ function M.emit(set, name, ev)
   local outer = running[co]
   for _, file in ipairs(set.files) do
     local fn = file.handlers[name]
-    if fn then
+    if fn and (accept == nil or accept(file)) then
       -- A nested emit (PreTurn inside raymond.evaluate) must not clear the
       -- mark of the call it runs in.
       if outer == nil then cut[co] = nil end
@@ -365,9 +432,12 @@ function M.emit(set, name, ev)
       elseif d then
         local won, at = {}, where(file, fn)
         for k, v in pairs(d) do
-          if merged[k] == nil then
+          if not events.companion[k] and wins(k, v, merged[k]) then
             if merged.by == NONE then merged.by, merged.made = {}, {} end
             merged[k], won[k], merged.by[k] = v, v, at
+            for _, w in ipairs(events.fields[k] and events.fields[k].with or {}) do
+              merged[w], won[w], merged.by[w] = d[w], d[w], at
+            end
           end
         end
         if next(won) then merged.made[#merged.made + 1] = { where = at, fields = won } end
@@ -375,6 +445,75 @@ function M.emit(set, name, ev)
     end
   end
   return merged
+end
+
+-- Whether tool `name` is one of the alternatives `alts` (M.tool_pattern).
+function M.tool_matches(alts, name)
+  for _, a in ipairs(alts) do
+    if a == "*" or a == name or (a:sub(-1) == "*" and name:sub(1, #a - 1) == a:sub(1, -2)) then
+      return true
+    end
+  end
+  return false
+end
+
+-- Whether `file` handles any of the events Claude Code asks through the
+-- hook bridge.
+local function wants_tool_events(file)
+  for _, e in ipairs(events.list) do
+    if e.tool and file.handlers[e.name] then return true end
+  end
+  return false
+end
+
+-- The tools `file` wants in a state: its `tools` list, what its `tools`
+-- function answers for `ev` (called within the limits of a hook call),
+-- or every tool.  Nil when the function wants none here; nil and a
+-- message when it fails or answers something that is not a list of
+-- patterns.
+local function file_tools(file, ev)
+  if type(file.tools) == "table" then return #file.tools > 0 and file.tools or nil end
+  if file.tools == nil then return { "*" } end
+  local ok, v = limited(file.tools, ev)
+  if not ok then return nil, string.format("hook %s failed in its tools function: %s", file.name, tostring(v)) end
+  if v == nil or (type(v) == "table" and next(v) == nil) then return nil end
+  if type(v) ~= "table" then
+    return nil, string.format("hook %s: its tools function returned a %s; return a list of tool patterns, "
+      .. "or nil for none", file.name, type(v))
+  end
+  return tool_list(file.name, v)
+end
+
+-- Which files want which tool events in one state, for the settings a
+-- Claude turn gets (raymond.bridge): { [event name] = { {file =, tools =
+-- alternatives}, ... } }, or nil when no file wants any (the turn then
+-- gets no settings at all).  `ev` is what a `tools` function sees.  A
+-- failing `tools` function is an error, or, in a file with on_error =
+-- "warn", a warning, and the file then wants every tool: a policy that
+-- cannot say what it wants is asked about everything.
+function M.tool_plan(set, ev)
+  if not set then return nil end
+  local plan
+  for _, file in ipairs(set.files) do
+    if wants_tool_events(file) then
+      local tools, err = file_tools(file, ev)
+      if err and file.on_error ~= "warn" then return nil, err end
+      if err then
+        console.warn("%s (every tool is asked: the file says on_error = \"warn\")", err)
+        tools = { "*" }
+      end
+      if tools then
+        plan = plan or {}
+        for _, e in ipairs(events.list) do
+          if e.tool and file.handlers[e.name] then
+            plan[e.name] = plan[e.name] or {}
+            table.insert(plan[e.name], { file = file, tools = tools })
+          end
+        end
+      end
+    end
+  end
+  return plan
 end
 
 -- Names of the files in load order, for --status.

@@ -228,6 +228,19 @@ local function each_literal_decision(wf, fn)
   end
 end
 
+-- ------------------------------------------------------------ tool rules
+
+-- The fields of the default hook hooks/guard.lua, whose `tools` function
+-- raises on a bad pattern: lint asks it about each pattern alone.
+local GUARD_FIELDS = { "deny_commands", "allow_commands", "protect_paths" }
+
+local function guard_tools(wf)
+  for _, f in ipairs(wf.hooks.set and wf.hooks.set.files or {}) do
+    if f.name == "hooks/guard.lua" and type(f.tools) == "function" then return f.tools end
+  end
+  return nil
+end
+
 -- ---------------------------------------------------------------- models
 
 -- Model names: the CLI's aliases, a name holding "claude" (claude-opus-4-1,
@@ -332,8 +345,9 @@ local parsed_of = setmetatable({}, { __mode = "k" })
 
 local function parsed(wf, fm)
   if parsed_of[fm] == nil then
-    local pol, err = policy.parse(without(fm, { effort = "string", force_implicit = "boolean" }), "",
-      hook_fields(wf))
+    local rest = without(fm, { effort = "string", force_implicit = "boolean" })
+    for _, s in ipairs(policy.SETTINGS) do rest[s.key] = nil end
+    local pol, err = policy.parse(rest, "", hook_fields(wf))
     parsed_of[fm] = pol and { pol } or { false, err }
   end
   return table.unpack(parsed_of[fm])
@@ -424,6 +438,34 @@ M.checks = {
           add(file_of(wf, st), st.fm_line("effort"),
             string.format("effort '%s' is not one of low, medium, high, xhigh, max", v))
         end
+      end)
+    end,
+  },
+  {
+    id = "invalid-agent-setting", severity = "error",
+    what = "allowed_tools or disallowed_tools names a tool Claude Code does not have, or is not a list "
+      .. "of tool rules; permission_mode is not a mode of the CLI; max_turns is not a whole number from 1; "
+      .. "append_system_prompt is not text; or mcp_config is not a path inside the workflow",
+    fix = "write the setting as docs/authoring.md shows it (the message names the tools or modes there are)",
+    check = function(wf, add)
+      each_markdown(wf, function(st)
+        for _, s in ipairs(policy.SETTINGS) do
+          local v = st.frontmatter and st.frontmatter[s.key]
+          local why = v ~= nil and select(2, policy.setting(s.key, v))
+          if why then add(file_of(wf, st), st.fm_line(s.key), s.key .. " " .. why) end
+        end
+      end)
+    end,
+  },
+  {
+    id = "invalid-mcp-config", severity = "error",
+    what = "mcp_config names no file of the workflow, or one that is not JSON with an mcpServers object",
+    fix = "correct the path (relative to the state's folder) or the file",
+    check = function(wf, add)
+      each_markdown(wf, function(st)
+        local path = st.frontmatter and policy.setting("mcp_config", st.frontmatter.mcp_config)
+        local why = path and select(2, policy.mcp_text(wf.scope, path))
+        if why then add(file_of(wf, st), st.fm_line("mcp_config"), "mcp_config " .. why) end
       end)
     end,
   },
@@ -582,8 +624,8 @@ M.checks = {
   },
   {
     id = "hook-decision", severity = "error",
-    what = "a handler returns a literal decision with a field of the wrong type, or a transition "
-      .. "without a tag or to a state the workflow lacks",
+    what = "a handler returns a literal decision with a field of the wrong type or a bad value, a transition "
+      .. "without a tag or to a state the workflow lacks, or an mcpConfig file the workflow lacks",
     fix = "correct the decision (docs/hooks.md lists each event's fields)",
     check = function(wf, add)
       each_literal_decision(wf, function(f, event, d, line, lenient)
@@ -598,6 +640,36 @@ M.checks = {
         if type(tr) == "table" and type(tr.target) == "string" and not tr.target:find("[$`{]") then
           local _, rerr = resolve.target(wf.lookup, trim(tr.target))
           if rerr then add(f.name, line, event .. " decision 'transition': " .. short(wf, rerr)) end
+        end
+        if type(d.mcpConfig) == "string" then
+          local _, mcp_err = policy.mcp_text(wf.scope, policy.setting("mcp_config", d.mcpConfig))
+          if mcp_err then add(f.name, line, event .. " decision field 'mcpConfig' " .. mcp_err) end
+        end
+      end)
+    end,
+  },
+
+  {
+    id = "invalid-guard-pattern", severity = "error",
+    what = "a deny_commands, allow_commands or protect_paths entry is not a string, is empty, or can never "
+      .. "match",
+    fix = "write one pattern per command or path, as docs/hooks.md shows (\"git push*\", \"secrets/**\")",
+    check = function(wf, add)
+      local tools = guard_tools(wf)
+      if not tools then return end
+      each_markdown(wf, function(st)
+        local fm = st.frontmatter or {}
+        for _, field in ipairs(GUARD_FIELDS) do
+          -- A value that is no list is invalid-frontmatter's to report.
+          for _, p in ipairs(type(fm[field]) == "table" and fm[field] or {}) do
+            local ok, err = raymond.limited_call(tools, { state = st.name, frontmatter = { [field] = { p } } },
+              hooks.instructions, hooks.seconds)
+            if not ok then
+              -- The first line: the rest is a traceback through the hook.
+              local msg = tostring(err):match("^[^\n]*"):gsub("^" .. st.name:gsub("%p", "%%%0") .. ": ", "")
+              add(file_of(wf, st), st.fm_line(field), msg)
+            end
+          end
         end
       end)
     end,

@@ -9,13 +9,23 @@
 --   effort: high
 --   timeout: 300
 --   force_implicit: false
+--   allowed_tools: [Read, Grep, "Bash(git log:*)"]
+--   disallowed_tools: WebFetch, WebSearch
+--   permission_mode: plan
+--   mcp_config: servers.json
+--   append_system_prompt: Answer in French.
+--   max_turns: 20
 --   ---
 --
--- parse(meta, file) checks the fields and returns a policy table;
+-- parse(meta, file) checks the fields and returns a policy table (the
+-- agent's settings, the last six, in pol.settings);
 -- check(pol, tags, dir) says whether emitted tags are allowed;
 -- implicit(pol, dir) gives the transition used when no tag is emitted;
--- reminder(pol, why) is the text appended to a re-prompt.
+-- reminder(pol, why) is the text appended to a re-prompt;
+-- setting(key, v) checks one agent setting, from the frontmatter or from
+-- a PreState hook; mcp_text(scope, path) reads an MCP configuration.
 
+local raymond = require("raymond")
 local resolve = require("raymond.resolve")
 local tags = require("raymond.tags")
 local text = require("raymond.text")
@@ -26,6 +36,8 @@ local M = {}
 M.fields = {
   allowed_transitions = "list", model = "string", effort = "string",
   timeout = "number", force_implicit = "boolean",
+  allowed_tools = "tools", disallowed_tools = "tools", permission_mode = "string",
+  mcp_config = "string", append_system_prompt = "string", max_turns = "number",
 }
 
 -- The type of every field a state's frontmatter may hold, this module's
@@ -40,6 +52,196 @@ function M.types(extra)
 end
 
 M.efforts = { low = true, medium = true, high = true, xhigh = true, max = true }
+
+-- The agent's settings: each frontmatter key with the PreState decision
+-- field that changes it, in the order the CLI is given them.
+M.SETTINGS = {
+  { key = "allowed_tools", field = "allowedTools" },
+  { key = "disallowed_tools", field = "disallowedTools" },
+  { key = "permission_mode", field = "permissionMode" },
+  { key = "mcp_config", field = "mcpConfig" },
+  { key = "append_system_prompt", field = "appendSystemPrompt" },
+  { key = "max_turns", field = "maxTurns" },
+}
+M.setting_of = {}
+for _, s in ipairs(M.SETTINGS) do M.setting_of[s.key] = s end
+
+-- Claude Code's tools: those of 2.1.197, and those other versions have.
+M.TOOLS = {
+  "Agent", "AskUserQuestion", "Bash", "BashOutput", "CronCreate", "CronDelete", "CronList", "Edit",
+  "EnterPlanMode", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "KillShell", "LS",
+  "MultiEdit", "NotebookEdit", "NotebookRead", "Read", "ReportFindings", "ScheduleWakeup", "SendMessage",
+  "Skill", "Task", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TodoWrite",
+  "WebFetch", "WebSearch", "Workflow", "Write",
+}
+local TOOL = {}
+for _, t in ipairs(M.TOOLS) do TOOL[t] = true end
+
+M.PERMISSION_MODES = { "acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan" }
+local PERMISSION_MODE = {}
+for _, m in ipairs(M.PERMISSION_MODES) do PERMISSION_MODE[m] = true end
+
+M.MAX_TURNS = 1000000
+
+-- The longest text passed as one command-line argument (bytes): Linux
+-- refuses a longer one (131072 with its NUL), option name included.
+M.ARG_MAX = 131000
+
+local trim = text.trim
+
+-- How a bad value is named in a message: a long text by how it begins,
+-- cut before a character the cut would split.
+local function shown(v)
+  if type(v) == "table" then return (next(v) == nil or v[1] ~= nil) and "a list" or "a mapping" end
+  if type(v) == "string" and #v > 60 then return "'" .. v:sub(1, 60):gsub("[\192-\255][\128-\191]*$", "") .. "...'" end
+  if type(v) == "string" then return "'" .. v .. "'" end
+  if type(v) == "number" then return tostring(math.tointeger(v) or v) end
+  return "a " .. type(v)
+end
+
+-- A comma-separated string of tool rules as a list; a comma inside a
+-- rule's parentheses is the rule's.
+local function split_rules(s)
+  local out, depth, start = {}, 0, 1
+  for i = 1, #s do
+    local c = s:sub(i, i)
+    if c == "(" then
+      depth = depth + 1
+    elseif c == ")" and depth > 0 then
+      depth = depth - 1
+    elseif c == "," and depth == 0 then
+      out[#out + 1] = s:sub(start, i - 1)
+      start = i + 1
+    end
+  end
+  out[#out + 1] = s:sub(start)
+  return out
+end
+
+-- The number of single-letter edits from `a` to `b`, letter case aside.
+local function distance(a, b)
+  a, b = a:lower(), b:lower()
+  local row = {}
+  for j = 0, #b do row[j] = j end
+  for i = 1, #a do
+    local diag, prev = row[0], i
+    row[0] = i
+    for j = 1, #b do
+      local cur = math.min(row[j] + 1, prev + 1, diag + (a:byte(i) == b:byte(j) and 0 or 1))
+      diag, row[j], prev = row[j], cur, cur
+    end
+  end
+  return row[#b]
+end
+
+-- The tool a misspelt `name` most likely meant, if one is close: two
+-- edits at most, and fewer than half its letters.
+local function nearest(name)
+  local best, best_d = nil, math.min(3, #name // 2 + 1)
+  for _, t in ipairs(M.TOOLS) do
+    local d = distance(name, t)
+    if d < best_d then best, best_d = t, d end
+  end
+  return best
+end
+
+-- Nil when `rule` is a tool rule as Claude Code writes one (a tool, an
+-- MCP server's tool or all of them, optionally a rule in parentheses),
+-- else why not.
+local function rule_error(rule)
+  local name, paren = rule:match("^([^(]*)(.*)$")
+  if paren ~= "" and not paren:find("^%(.*%)$") then
+    return string.format("has %s, which is not a tool rule: the rule goes in parentheses after the "
+      .. "tool, as in Bash(git log:*)", shown(rule))
+  end
+  if TOOL[name] or name:find("^mcp__[%w_%-]+$") or name:find("^mcp__[%w_%-]+__%*$") then return nil end
+  local near = nearest(name)
+  if near then return string.format("names an unknown tool %s; did you mean %s?", shown(name), near) end
+  return string.format("names an unknown tool %s; the tools are %s, and mcp__SERVER__TOOL or mcp__SERVER__* "
+    .. "for an MCP server's", shown(name), table.concat(M.TOOLS, ", "))
+end
+
+local CHECK = {}
+
+function CHECK.allowed_tools(v)
+  local list = v
+  if type(v) == "string" then
+    list = {}
+    for _, r in ipairs(split_rules(v)) do
+      if trim(r) ~= "" then list[#list + 1] = r end
+    end
+  elseif type(v) ~= "table" or (next(v) ~= nil and v[1] == nil) then
+    return nil, "must be a list of tools, or one string of them separated by commas, got " .. shown(v)
+  end
+  local out = {}
+  for i, r in ipairs(list) do
+    if type(r) ~= "string" or trim(r) == "" then
+      return nil, string.format("entry %d must be a tool name, got %s", i, type(r) == "string" and "an empty one" or shown(r))
+    end
+    local why = rule_error(trim(r))
+    if why then return nil, why end
+    out[i] = trim(r)
+  end
+  return out
+end
+CHECK.disallowed_tools = CHECK.allowed_tools
+
+function CHECK.permission_mode(v)
+  if type(v) == "string" and PERMISSION_MODE[trim(v)] then return trim(v) end
+  return nil, string.format("must be one of %s, got %s", table.concat(M.PERMISSION_MODES, ", "), shown(v))
+end
+
+function CHECK.mcp_config(v)
+  local p = type(v) == "string" and trim(v)
+  while p and p:sub(1, 2) == "./" do p = p:sub(3) end
+  if not p or p == "" or p:sub(1, 1) == "/" or ("/" .. p .. "/"):find("/%.%./") then
+    return nil, string.format("must be the path of a JSON file of the workflow, relative to the state's "
+      .. "folder (e.g. servers.json), got %s", shown(v))
+  end
+  return p
+end
+
+function CHECK.append_system_prompt(v)
+  if type(v) ~= "string" then return nil, "must be text, got " .. shown(v) end
+  if #v > M.ARG_MAX then
+    return nil, string.format("is %d bytes, more than the %d one command-line argument may hold; "
+      .. "put the text in the prompt", #v, M.ARG_MAX)
+  end
+  return v
+end
+
+function CHECK.max_turns(v)
+  local n = type(v) == "number" and math.tointeger(v)
+  if n and n >= 1 and n <= M.MAX_TURNS then return n end
+  return nil, string.format("must be a whole number of turns from 1 to %d, got %s", M.MAX_TURNS, shown(v))
+end
+
+-- Agent setting `key`'s value as the CLI takes it (a tool list as a list
+-- of rules), or nil and why not, in words that follow the key's name.
+function M.setting(key, v) return CHECK[key](v) end
+
+-- The text of the MCP configuration at `path` in `scope` (a workflow's
+-- folder or archive), checked to be JSON with an mcpServers object; or
+-- nil and why not, in words that follow "mcp_config".
+function M.mcp_text(scope, path)
+  if not scope:has(path) then
+    return nil, string.format("names no file '%s' of the workflow (the path is relative to the state's "
+      .. "folder)", path)
+  end
+  local source, err = scope:read(path)
+  if not source then return nil, string.format("names '%s', which cannot be read: %s", path, err) end
+  if #source > M.ARG_MAX then
+    return nil, string.format("names '%s', which is %d bytes, more than the %d one command-line argument may hold",
+      path, #source, M.ARG_MAX)
+  end
+  local ok, obj = pcall(raymond.cjson.decode, source)
+  if not ok then return nil, string.format("names '%s', which is not JSON: %s", path, tostring(obj)) end
+  if type(obj) ~= "table" or type(obj.mcpServers) ~= "table" or obj.mcpServers[1] ~= nil then
+    return nil, string.format("names '%s', which has no \"mcpServers\" object; write "
+      .. "{\"mcpServers\": {\"NAME\": {\"command\": \"...\", \"args\": [...]}}}", path)
+  end
+  return trim(source)
+end
 
 -- Attributes of any tag whose values are state names (return, next),
 -- sorted: an entry names them as keys of its own, like target.
@@ -57,17 +259,19 @@ end
 local entry_keys = { tag = true, target = true, payload = true }
 for _, k in ipairs(TARGET_ATTRS) do entry_keys[k] = true end
 
-local trim = text.trim
-
 -- Returns the policy, a list of warnings, or nil and an error message.
 -- `extra` names the fields hooks read (field = type); they are not
 -- reported as unknown, and their types are checked like this module's.
 function M.parse(meta, file, extra)
-  local pol = { allowed = {} }
+  local pol = { allowed = {}, settings = {} }
   local warnings = {}
   for k, v in pairs(meta) do
     local want = M.fields[k] or (extra and extra[k])
-    if not want then
+    if M.setting_of[k] then
+      local val, why = M.setting(k, v)
+      if val == nil then return nil, string.format("%s: %s %s", file, k, why) end
+      pol.settings[k] = val
+    elseif not want then
       warnings[#warnings + 1] = string.format("%s: unknown frontmatter field '%s' (ignored)", file, tostring(k))
     elseif want == "list" then
       -- A mapping is a table too; only a list (or nothing) will do.

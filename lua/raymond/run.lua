@@ -43,6 +43,7 @@
 -- turn that no longer has anything running.
 
 local raymond = require("raymond")
+local bridge = require("raymond.bridge")
 local console = require("raymond.console")
 local events = require("raymond.events")
 local hooks = require("raymond.hooks")
@@ -105,12 +106,12 @@ end
 -- Call the hooks of `name` with `ev` (raymond.hooks.emit).  The outermost
 -- call in a coroutine then closes every turn a raymond.evaluate of its
 -- handlers opened and did not close: here no limit runs any more.
-function Run:call_hooks(name, ev)
+function Run:call_hooks(name, ev, accept)
   local co = coroutine.running()
-  if self.hook_call[co] then return hooks.emit(self.hooks, name, ev) end
+  if self.hook_call[co] then return hooks.emit(self.hooks, name, ev, accept) end
   local call = {}
   self.hook_call[co] = call
-  local d, err = hooks.emit(self.hooks, name, ev)
+  local d, err = hooks.emit(self.hooks, name, ev, accept)
   self.hook_call[co] = nil
   local left = false
   for key, f in pairs(self.flight) do
@@ -171,22 +172,23 @@ function Run:stop(agent, why, resume_args)
   self:run_end({ status = "stopped", error = why })
 end
 
--- Emit `name`; returns the merged decision, or nil when a hook failed
--- (the run then failed) or the run is stopping under it.
-function Run:emit(name, agent, fields)
+-- Emit `name`; returns the merged decision, or nil and why when a hook
+-- failed (the run then failed) or the run is stopping under it.
+-- `accept(file)` chooses the files asked (raymond.hooks.emit).
+function Run:emit(name, agent, fields, accept)
   if not hooks.handles(self.hooks, name) then return {} end
   -- Whose hook this is, for a raymond.evaluate it makes (Run:agent_now).
   local co = coroutine.running()
   local outer = self.emitting[co]
   self.emitting[co] = agent or false
-  local d, err = self:call_hooks(name, self:event(agent, fields))
+  local d, err = self:call_hooks(name, self:event(agent, fields), accept)
   self.emitting[co] = outer
   if not d then
     -- A hook cut short by a stop has not failed: the run is stopping.
     if not raymond.stopping() then
       self:fail(agent, err, nil, "fix the hook, then continue with: raymond --resume " .. self.rec.id)
     end
-    return nil
+    return nil, err
   end
   raymond.mark_dirty() -- handlers may have changed run.data or agent.data
   return d
@@ -227,6 +229,12 @@ local function said(fields, from, tr)
     if f and f.effect == "set" then
       -- A prompt may be long: the line shows how it begins.
       if type(v) == "string" then v = string.format("%q", #v > 40 and v:sub(1, 40) .. "..." or v) end
+      -- A list of tool rules shows its entries.
+      if type(v) == "table" then
+        local parts = {}
+        for i, x in ipairs(v) do parts[i] = string.format("%q", tostring(x)) end
+        v = "{" .. table.concat(parts, ", ") .. "}"
+      end
       set[#set + 1] = string.format("%s = %s", k, tostring(v))
     end
   end
@@ -259,7 +267,8 @@ end
 
 -- Emit `name` and interpret the decision (raymond.events.verdict).
 -- Returns a verdict table:
---   { kind = "go" }                        carry on
+--   { kind = "go", by = ... }              carry on; by names, per field, the
+--                                          handler ("file:line") that set it
 --   { kind = "block", why = "..." }        refused, with who and why
 --   { kind = "transition", transition = tr }
 --   { kind = "error", msg = "..." }        an invalid transition
@@ -286,7 +295,7 @@ function Run:decide(name, agent, fields, target, seen)
     if not tr then return { kind = "error", msg = err } end
     return { kind = "transition", transition = tr }
   end
-  return { kind = "go" }
+  return { kind = "go", by = d.by or {} }
 end
 
 -- The PreTransition verdict for `tr`, asked once: a markdown state asks
@@ -463,6 +472,7 @@ function Run:finish(crashed, signo)
     rec.error = "internal error: agents remain but none is running"
     console.error(rec.error)
   end
+  bridge.close(self)
   local saved = self:save(true)
   self.scope:close()
   if self.record then self.record:close() end

@@ -9,6 +9,8 @@
 --   .raymond/state/<id>.lock    held (flock) by the process driving the run
 --   .raymond/state/<id>.children/  one file per running child process
 --                               (raymond.leftovers)
+--   .raymond/state/<id>.bridge  the hook bridge's socket while the run
+--                               runs (raymond.bridge)
 --   .raymond/debug/<id>.record  the debug record (raymond.record)
 --   .raymond/extract/<id>/      an archive workflow's scripts (raymond.scope)
 --   .raymond/config.yaml        the project's settings (raymond.config)
@@ -53,6 +55,7 @@ end
 function M.state_path(ws, id) return ws.state_dir .. "/" .. id .. ".json" end
 function M.lock_path(ws, id) return ws.state_dir .. "/" .. id .. ".lock" end
 function M.children_dir(ws, id) return ws.state_dir .. "/" .. id .. ".children" end
+function M.bridge_path(ws, id) return ws.state_dir .. "/" .. id .. ".bridge" end
 function M.debug_path(ws, id) return ws.debug_root .. "/" .. id .. ".record" end
 function M.extract_path(ws, id) return ws.root .. "/extract/" .. id end
 
@@ -61,13 +64,14 @@ local LINK_HINT = "raymond keeps its runs only in real folders and files under .
 
 -- Every path run `id` may leave under .raymond: the state file, the
 -- write lock of its atomic replacement (src/atomicfile.h), the journal,
--- the run's lock, its children's records, the debug record and an
--- archive's extracted scripts.  The lock comes last, so a remover going
+-- the run's lock, its children's records, the hook bridge's socket (left
+-- by a killed raymond), the debug record and an archive's extracted
+-- scripts.  The lock comes last, so a remover going
 -- down the list holds the lock until the rest is gone.
 function M.run_paths(ws, id)
   local state = M.state_path(ws, id)
   return { state, state .. ".lock", ws.state_dir .. "/" .. id .. ".journal", M.children_dir(ws, id),
-           M.debug_path(ws, id), M.extract_path(ws, id), M.lock_path(ws, id) }
+           M.bridge_path(ws, id), M.debug_path(ws, id), M.extract_path(ws, id), M.lock_path(ws, id) }
 end
 
 -- Refuse if .raymond, one of its folders or (with `id`) one of the run's

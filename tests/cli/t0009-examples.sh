@@ -99,6 +99,22 @@ test_expect_success 'workflows/test-router sends IMPLEMENT back while the tests 
 	grep -q "FAILED: test_widget" fake/log.jsonl
 '
 
+test_expect_success 'workflows/release-gate denies git push outside RELEASE.md and lets it run there' '
+	copy_example release-gate &&
+	git init -q --bare remote.git &&
+	git init -q work &&
+	git -C work -c user.name=t -c user.email=t@t commit -q --allow-empty -m first &&
+	git -C work remote add origin "$PWD/remote.git" &&
+	mv release-gate work/ &&
+	script work/release-gate/1_START.md "MOCK: bash git push origin HEAD:refs/heads/main => <goto>RELEASE</goto>" &&
+	script work/release-gate/RELEASE.md "MOCK: bash git push origin HEAD:refs/heads/main => <result>pushed</result>" &&
+	(cd work && raymond release-gate --input "fix the typo" >../out 2>../err) &&
+	test "$(cat out)" = pushed &&
+	grep -q "^\[main\] 1_START.md: Bash \"git push origin HEAD:refs/heads/main\" denied by release-gate/hooks.lua:[0-9]*: pushing is only allowed in RELEASE" err &&
+	grep -q "pushing is only allowed in RELEASE" fake/events.jsonl &&
+	test "$(git -C remote.git for-each-ref | wc -l)" = 1
+'
+
 test_expect_success 'workflows/team-budget switches to haiku once half the budget is spent' '
 	copy_example team-budget &&
 	script team-budget/1_START.md "MOCK: reply <goto>REFINE</goto> || reply <goto>REFINE</goto> || reply <goto>REFINE</goto> || reply <result>done</result>" &&

@@ -3,23 +3,8 @@
 # cost, MOCK step sequences, sessions, the Bash tool, API errors, usage
 # limits, hangs and the invocation log.  JSON is read with grep and sed only.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fake-lib.sh"
 
-# fake ARGS... -- PROMPT: the fake as raymond runs it (stdin /dev/null),
-# with its state in $FAKE_CLAUDE_DIR, by default ./fc.
-fake() {
-	FAKE_CLAUDE_DIR=${FAKE_CLAUDE_DIR:-$PWD/fc} \
-		"$FAKE" -p --output-format stream-json --verbose "$@" </dev/null
-}
-
-# jline TYPE FILE: the stream-json lines of that type.
-jline() { grep "^{\"type\":\"$1\"" "$2"; }
-# jstr KEY / jnum KEY / jlit KEY: the value of the last "KEY" on each input
-# line: a string without escaped quotes, a number, or true/false/null.
-jstr() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
-jnum() { sed -n "s/.*\"$1\":\(-\{0,1\}[0-9][0-9.e+-]*\)[,}].*/\1/p"; }
-jlit() { sed -n "s/.*\"$1\":\(true\|false\|null\)[,}].*/\1/p"; }
-# The last log entry.
-lastlog() { tail -n 1 "${FAKE_CLAUDE_DIR:-$PWD/fc}/log.jsonl"; }
 # approx A B: the numbers agree to 1e-12.
 approx() {
 	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-12 && d > -1e-12) }' ||

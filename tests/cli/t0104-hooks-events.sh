@@ -542,7 +542,7 @@ test_expect_success '--status lists the hook files in order; --no-default-hooks 
 	raymond --status "$(run_id)" >status &&
 	cat status &&
 	sed -n "/^Hooks:/,/^Agents:/p" status | sed "s/^Hooks://; /^Agents:/d; s/^ *//" >got &&
-	printf "%s\n" hooks/budget.lua hooks/evaluate.lua hooks/loops.lua hooks/visits.lua \
+	printf "%s\n" hooks/budget.lua hooks/evaluate.lua hooks/guard.lua hooks/loops.lua hooks/visits.lua \
 		"$PWD/wf/hooks.lua" "$PWD/wf/hooks/10_a.lua" "$PWD/wf/hooks/20_b.lua" \
 		"$PWD/x.lua" "$PWD/y.lua" >want &&
 	diff want got &&

@@ -88,7 +88,7 @@ test_expect_success 'help: every command, option group, option and tag; on stdou
 	raymond --help >h2 && cmp help h2 &&
 	raymond -h >h3 && cmp help h3 &&
 	raymond wf --quiet --help >h4 && cmp help h4 &&
-	for c in run resume list status config init-config help version; do
+	for c in run resume list status config init-config help version hook-bridge; do
 		grep -q "^  $c" help || { echo "no command $c"; return 1; }
 	done &&
 	for o in input workflow-id timeout max-parallel budget model effort claude \
@@ -129,7 +129,9 @@ test_expect_success 'help CMD and CMD --help show that command alone' '
 	raymond help list | grep -q "^usage: raymond list \[--json\] \[--status S\]$" &&
 	raymond help help | grep -q "^usage: raymond help \[COMMAND\]$" &&
 	raymond help version | grep -q "^usage: raymond version$" &&
-	err_is 1 "unknown command '\''nope'\''" "commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version" -- raymond help nope
+	raymond help hook-bridge | grep -q "^usage: raymond hook-bridge \[--warn\] \[--timeout S\]$" &&
+	raymond help hook-bridge | grep -q "^Run by the Claude Code CLI, not by hand" &&
+	err_is 1 "unknown command '\''nope'\''" "commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version, hook-bridge" -- raymond help nope
 '
 
 test_expect_success 'each command that takes --json says what its --json prints' '
@@ -172,9 +174,9 @@ test_expect_success 'a command name wins over a folder; raymond run NAME runs th
 
 test_expect_success 'a mistyped command gets a hint; other missing workflows do not' '
 	err_is 1 "workflow '\''lsit'\'' does not exist" \
-	    "did you mean raymond list? commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version" -- raymond lsit &&
+	    "did you mean raymond list? commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version, hook-bridge" -- raymond lsit &&
 	err_is 1 "workflow '\''stauts'\'' does not exist" \
-	    "did you mean raymond status? commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version" -- raymond stauts &&
+	    "did you mean raymond status? commands: run, resume, list, status, watch, prune, lint, diagram, config, init-config, help, version, hook-bridge" -- raymond stauts &&
 	err_is 1 "workflow '\''nope'\'' does not exist" -- raymond nope &&
 	err_is 1 "workflow '\''lsit'\'' does not exist" -- raymond run lsit &&
 	err_is 1 "workflow '\''x/lsit'\'' does not exist" -- raymond x/lsit

@@ -142,7 +142,7 @@ test_expect_success 'the CLI refusing --dangerously-skip-permissions as root is 
 	EOS
 	run_fails wf --dangerously-skip-permissions &&
 	has "raymond: error: wf/START.md (agent main): the Claude Code CLI refused to start: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons" <err &&
-	has "hint: run raymond as a user other than root, or without --dangerously-skip-permissions (inside a container or sandbox, set IS_SANDBOX=1)" <err &&
+	has "hint: run raymond as a user other than root, or without --dangerously-skip-permissions and a state'"'"'s permission_mode: bypassPermissions (inside a container or sandbox, set IS_SANDBOX=1)" <err &&
 	lacks retrying <err &&
 	IS_SANDBOX=1 raymond --resume "$(run_id)" --dangerously-skip-permissions >out &&
 	grep -qx never out

@@ -25,6 +25,10 @@
 //   bash CMD => TEXT      a Bash tool_use running CMD (stop_reason tool_use);
 //                         the request carrying its tool_result gets TEXT and
 //                         uses no step
+//   tool NAME JSON => TEXT
+//                         a tool_use of tool NAME with the input object JSON
+//                         (which may hold "=>", not "||"); then TEXT as for
+//                         bash
 //   error STATUS          HTTP STATUS with an Anthropic error body and
 //                         x-should-retry: false: 529 overloaded_error,
 //                         429 rate_limit_error, 500 api_error,
@@ -73,14 +77,24 @@
 //   title_request  a session-title request
 //   prompt         the latest prompt (as above)
 //   prompts        the prompt of every user message, oldest first
-//   step           reply, bash, error, limit, hang, unknown, default (no
-//                  MOCK line), title, tool-followup, empty-followup
+//   step           reply, bash, tool, error, limit, hang, unknown, default
+//                  (no MOCK line), title, tool-followup, empty-followup
 //   status         the HTTP status sent
 //   mock           the MOCK line's steps (the text after "MOCK:") or null
 //   index          the step used, counted from 1 (null when none was)
 //   retry          true for the non-streaming fallback request
 //   reset          for limit: the reset time sent (epoch seconds)
 //   input_tokens, output_tokens   the usage sent
+//   tools          the names of the request's tools (what --allowedTools,
+//                  --disallowedTools and --mcp-config left the model)
+//   tool_results   the tool_result blocks of the latest user message, as
+//                  { text, is_error }: what a tool (or a hook's denial) told
+//                  the model
+//   context        the other text blocks of that message when it carries
+//                  tool results: the CLI's system reminders, where hooks'
+//                  additionalContext and blocking PostToolUse reasons go
+//   system_tail    the last 2000 characters of the system prompt (where
+//                  --append-system-prompt ends up)
 //
 // Other endpoints: HEAD or GET / -> 200, POST /v1/messages/count_tokens ->
 // {"input_tokens": 1000}, anything else -> 404 not_found_error.
@@ -196,6 +210,13 @@ function systemText(system) {
   return '';
 }
 
+// The text of a tool_result block: its string content, or its text blocks.
+function toolResultText(b) {
+  if (typeof b.content === 'string') return b.content;
+  if (Array.isArray(b.content)) return b.content.map((x) => (x && x.text) || '').join('\n');
+  return '';
+}
+
 function isTitleRequest(body) {
   const tools = body.tools;
   if (Array.isArray(tools) && tools.length > 0) return false;
@@ -226,6 +247,23 @@ function parseStep(s) {
       const at = rest.indexOf('=>');
       if (at < 0) return { kind, command: rest.trim(), text: '' };
       return { kind, command: rest.slice(0, at).trim(), text: unescape(rest.slice(at + 2).trim()) };
+    }
+    case 'tool': {
+      // tool NAME JSON => TEXT: the JSON ends at the first "=>" after which
+      // what came before parses (a command may itself hold "=>").
+      const w = /^(\S+)\s*([\s\S]*)$/.exec(rest.trim());
+      if (!w) return { kind: 'unknown', text: `mockapi: unknown step: ${s}` };
+      const tail = w[2];
+      for (let at = tail.indexOf('=>'); ; at = tail.indexOf('=>', at + 2)) {
+        const json = at < 0 ? tail : tail.slice(0, at);
+        try {
+          const input = JSON.parse(json);
+          if (input && typeof input === 'object' && !Array.isArray(input)) {
+            return { kind, name: w[1], input, text: at < 0 ? '' : unescape(tail.slice(at + 2).trim()) };
+          }
+        } catch (e) { /* try the next "=>" */ }
+        if (at < 0) return { kind: 'unknown', text: `mockapi: unknown step: ${s}` };
+      }
     }
     case 'error':
       return { kind, status: parseInt(rest, 10) || 500 };
@@ -385,6 +423,10 @@ function handleMessages(req, res, raw, url) {
     prompts: allPrompts(messages),
     step: null,
     status: 200,
+    tools: Array.isArray(body.tools) ? body.tools.map((t) => t && t.name) : [],
+    tool_results: [],
+    context: [],
+    system_tail: systemText(body.system).slice(-2000),
     mock: null,
     index: null,
   };
@@ -408,6 +450,11 @@ function handleMessages(req, res, raw, url) {
 
   // The last user message (the CLI puts a "system" message after it).
   const last = messages.filter((m) => m && m.role === 'user').pop();
+  if (last && hasToolResult(last)) {
+    entry.tool_results = last.content.filter((b) => b && b.type === 'tool_result')
+      .map((b) => ({ text: toolResultText(b), is_error: !!b.is_error }));
+    entry.context = textsOf(last);
+  }
   if (last && last.role === 'user' && hasToolResult(last)) {
     // The follow-up of a bash step: the text promised with the tool call.
     entry.step = 'tool-followup';
@@ -423,7 +470,7 @@ function handleMessages(req, res, raw, url) {
       const steps = key.split('||');
       const n = Math.max(1, counters.get(key) || 1);
       const st = parseStep(steps[Math.min(n, steps.length) - 1]);
-      text = st.kind === 'bash' ? st.text : '';
+      text = st.kind === 'bash' || st.kind === 'tool' ? st.text : '';
     }
     if (text === null) text = 'ok';
     log();
@@ -472,14 +519,15 @@ function handleMessages(req, res, raw, url) {
       log();
       sendText(res, body, step.text, u);
       return;
-    case 'bash': {
+    case 'bash':
+    case 'tool': {
       const id = rid('toolu_mock_');
       pendingTools.set(id, step.text);
       log();
-      sendMessage(res, body, [{
-        type: 'tool_use', id, name: 'Bash',
-        input: { command: step.command, description: 'Run a command for the mock' },
-      }], 'tool_use', u);
+      const name = step.kind === 'bash' ? 'Bash' : step.name;
+      const input = step.kind === 'bash'
+        ? { command: step.command, description: 'Run a command for the mock' } : step.input;
+      sendMessage(res, body, [{ type: 'tool_use', id, name, input }], 'tool_use', u);
       return;
     }
     case 'error':

@@ -1,8 +1,9 @@
 #!/bin/bash
 # The mock API against the real Claude Code CLI, without raymond: every
 # step kind of tests/README.md, step counting, usage and cost, session
-# titles, --session-id/--resume and --fork-session.  The tests share one
-# mock, so each uses MOCK lines of its own.
+# titles, --session-id/--resume and --fork-session; then the fake claude
+# beside the real CLI on the same hook and tool cases, which must agree.
+# The tests share one mock, so each uses MOCK lines of its own.
 . "$(dirname "$0")/lib.sh"
 e2e_setup || exit 1
 
@@ -252,6 +253,209 @@ test_expect_success 'resume after a failed turn: the new prompt decides the repl
 	expect_status 1 claude_p --resume "$S" -- "MOCK: error 529 (t12)" >out 2>err &&
 	claude_p --resume "$S" -- "MOCK: reply next t12" >out 2>err &&
 	same "$(result_of out)" "next t12"
+'
+
+# ---- the fake claude against the real CLI -------------------------------
+# Each case runs one invocation twice: with the real CLI in ./real and with
+# the fake (tests/fake/fake_claude.c) in ./fake, and requires the two to
+# agree, so the fake the CLI tests use behaves as the real one does.
+. "$E2E_DIR/../cli/fake-lib.sh"
+
+# both ARGS... -- PROMPT: the invocation in ./real and in ./fake: out, err
+# and the exit status (rc) in each folder.
+both() {
+	mkdir -p real fake &&
+	(cd real && { claude_p "$@" >out 2>err; echo $? >rc; }) &&
+	(cd fake && { FAKE_CLAUDE_DIR=$PWD/state "$FAKE" -p --output-format stream-json --verbose \
+		--dangerously-skip-permissions "$@" </dev/null >out 2>err; echo $? >rc; })
+}
+
+# alike FILE EXPR: EXPR of each JSON line d of real/FILE and fake/FILE, with
+# the folders' paths written CWD, is the same.
+alike() {
+	r=$(jsonl "real/$1" "$2" | sed "s|$PWD/real|CWD|g") &&
+	f=$(jsonl "fake/$1" "$2" | sed "s|$PWD/fake|CWD|g") &&
+	same "$f" "$r"
+}
+
+# What the model was told of the tool call, and how the turn ended.
+TOOL_TEXT='d.type == "user" && d.message.content[0].type == "tool_result" && d.message.content[0].content'
+TOOL_ERROR='d.type == "user" && d.message.content[0].type == "tool_result" && String(!!d.message.content[0].is_error)'
+RESULT='d.type == "result" && [d.subtype, d.is_error, d.result, d.num_turns, d.stop_reason, d.terminal_reason, d.permission_denials.length, d.errors]'
+
+# Both created (or both did not create) each file named.
+both_have() { for f in "$@"; do test -e "real/$f" && test -e "fake/$f" || { echo "missing: $f"; return 1; }; done; }
+neither_has() { for f in "$@"; do test ! -e "real/$f" && test ! -e "fake/$f" || { echo "present: $f"; return 1; }; done; }
+
+# Hook scripts (written here: the test bodies are quoted).
+parity_hooks() {
+	cat >deny.sh <<-\EOS
+	cat >in.json
+	printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"not here (p1)"}}'
+	EOS
+	cat >rewrite.sh <<-\EOS
+	printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"touch other"}}}'
+	EOS
+	cat >halt.sh <<-\EOS
+	printf '%s' '{"continue":false,"stopReason":"enough"}'
+	EOS
+	cat >context.sh <<-\EOS
+	printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"mind the tests (p9)"}}'
+	EOS
+}
+
+check_deny() {
+	neither_has made &&
+	alike out "$TOOL_TEXT" && alike out "$TOOL_ERROR" && alike out "$RESULT" &&
+	same "$(jsonl fake/out "$TOOL_TEXT")" "not here (p1)" &&
+	for d in real fake; do
+		same "$(jsonl $d/in.json "[d.hook_event_name, d.tool_name, d.tool_input.command, d.permission_mode, d.cwd == \"$PWD/$d\"]")" \
+			"[\"PreToolUse\",\"Bash\",\"touch made\",\"bypassPermissions\",true]" || return 1
+		same "$(jsonl $d/in.json d.session_id)" "$(jsonl $d/out "d.type == \"system\" && d.session_id")" || return 1
+		same "$(jsonl $d/in.json d.tool_use_id)" "$(jsonl $d/out "d.type == \"assistant\" && d.message.content[0].id")" || return 1
+	done &&
+	same "$(logged p1 "d.step == \"tool-followup\" && d.tool_results[0].text")" "not here (p1)"
+}
+
+test_expect_success 'fake = real: a PreToolUse deny keeps the tool from running and tells the model why' '
+	parity_hooks &&
+	both --settings "$(hooks_json PreToolUse Bash "sh $PWD/deny.sh")" -- "MOCK: bash touch made => after p1" &&
+	check_deny
+'
+
+test_expect_success 'fake = real: allow with updatedInput runs the rewritten command' '
+	parity_hooks &&
+	both --settings "$(hooks_json PreToolUse Bash "sh $PWD/rewrite.sh")" -- "MOCK: bash touch asked => after p2" &&
+	neither_has asked && both_have other &&
+	alike out "$TOOL_TEXT" && alike out "$TOOL_ERROR" && alike out "$RESULT"
+'
+
+test_expect_success 'fake = real: exit 2 blocks the tool; the model sees the hook error and its stderr' '
+	both --settings "$(hooks_json PreToolUse Bash "echo refused >&2; echo ignored; exit 2")" -- "MOCK: bash touch made => after p3" &&
+	neither_has made &&
+	alike out "$TOOL_TEXT" && alike out "$TOOL_ERROR" && alike out "$RESULT" &&
+	same "$(jsonl fake/out "$TOOL_TEXT")" "PreToolUse:Bash hook error: [echo refused >&2; echo ignored; exit 2]: refused"
+'
+
+test_expect_success 'fake = real: a hook that is not found (exit 127), or prints no JSON, lets the tool run' '
+	both --settings "$(hooks_json PreToolUse Bash "no-such-hook-command-p4")" -- "MOCK: bash touch made => after p4" &&
+	both_have made &&
+	alike out "$TOOL_TEXT" && alike out "$RESULT" &&
+	rm -rf real fake &&
+	both --settings "$(hooks_json PreToolUse Bash "echo not json")" -- "MOCK: bash touch made => after p4b" &&
+	both_have made
+'
+
+test_expect_success 'fake = real: a hook past its timeout is killed and the tool runs' '
+	both --settings "$(hooks_json PreToolUse Bash "sleep 30" 2)" -- "MOCK: bash touch made => after p5" &&
+	both_have made &&
+	alike out "$RESULT"
+'
+
+test_expect_success 'fake = real: PostToolUse gets the tool response' '
+	both --settings "$(hooks_json PostToolUse Bash "cat >in.json")" -- "MOCK: bash echo hi p6 => after p6" &&
+	alike in.json "[d.hook_event_name, d.tool_name, d.tool_input.command, d.tool_response.stdout, d.tool_response.stderr, d.tool_response.interrupted]" &&
+	same "$(jsonl fake/in.json d.tool_response.stdout)" "hi p6"
+'
+
+test_expect_success 'fake = real: continue:false lets the tool run, then ends the turn with an empty result' '
+	parity_hooks &&
+	both --settings "$(hooks_json PreToolUse Bash "sh $PWD/halt.sh")" -- "MOCK: bash touch made => after p7" &&
+	both_have made &&
+	alike out "$RESULT" &&
+	same "$(jsonl fake/out "d.type == \"result\" && d.terminal_reason")" hook_stopped
+'
+
+test_expect_success 'fake = real: UserPromptSubmit exit 2 blocks the prompt before any API call' '
+	both --settings "$(hooks_json UserPromptSubmit - "echo no prompts >&2; exit 2")" -- "MOCK: reply never p8" &&
+	alike out "$RESULT" &&
+	alike out "d.type == \"system\" && d.subtype == \"informational\" && d.content" &&
+	test -z "$(logged p8 d.step)"
+'
+
+test_expect_success 'fake = real: additionalContext reaches the model as a system reminder' '
+	parity_hooks &&
+	both --settings "$(hooks_json PreToolUse Bash "sh $PWD/context.sh")" -- "MOCK: bash true => after p9" &&
+	same "$(logged p9 "d.step == \"tool-followup\" && d.context.join(\"\")")" \
+		"<system-reminder>
+$(jsonl fake/state/events.jsonl "d.kind == \"context\" && d.text")
+</system-reminder>"
+'
+
+# side CMD...: run CMD in ./real with the real CLI (as claude_p) and in
+# ./fake with the fake, CWD in its arguments standing for each folder.
+side() {
+	mkdir -p real fake &&
+	(cd real && claude_p "${@//CWD/$PWD}" >out 2>err) &&
+	(cd fake && FAKE_CLAUDE_DIR=$PWD/state "$FAKE" -p --output-format stream-json --verbose \
+		--dangerously-skip-permissions "${@//CWD/$PWD}" </dev/null >out 2>err)
+}
+
+test_expect_success 'fake = real: the tool step writes and reads files with the same results' '
+	side -- "MOCK: tool Write {\"file_path\":\"CWD/w.txt\",\"content\":\"one\ntwo\n\"} => wrote p10" &&
+	cmp real/w.txt fake/w.txt &&
+	alike out "$TOOL_TEXT" && alike out "$RESULT" &&
+	echo hello >real/r.txt && echo hello >fake/r.txt &&
+	side -- "MOCK: tool Read {\"file_path\":\"CWD/r.txt\"} => read p10b" &&
+	alike out "$TOOL_TEXT" && alike out "$TOOL_ERROR" &&
+	same "$(jsonl fake/out "$TOOL_TEXT")" "$(printf "1\thello\n2\t")"
+'
+
+test_expect_success 'fake = real: a disallowed tool fails; the request no longer offers it' '
+	both --disallowedTools Write -- "MOCK: tool Write {\"file_path\":\"/tmp/never-p11\",\"content\":\"x\"} => after p11" &&
+	test ! -e /tmp/never-p11 &&
+	alike out "$TOOL_TEXT" && alike out "$TOOL_ERROR" && alike out "$RESULT" &&
+	same "$(logged p11 "d.step == \"tool\" && String(d.tools.includes(\"Write\"))")" false &&
+	same "$(logged p11 "d.step == \"tool\" && String(d.tools.includes(\"Bash\"))")" true
+'
+
+test_expect_success 'fake = real: --max-turns 1 ends a turn that needs a second API call' '
+	both --max-turns 1 -- "MOCK: bash touch made => never p12" &&
+	both_have made &&
+	same "$(cat real/rc) $(cat fake/rc)" "1 1" &&
+	alike out "$RESULT"
+'
+
+test_expect_success 'fake = real: --mcp-config with a missing file' '
+	both --mcp-config missing-p13.json -- "MOCK: reply never p13" &&
+	same "$(cat real/rc) $(cat fake/rc)" "1 1" &&
+	same "$(sed "s|$PWD/fake|CWD|g" fake/err)" "$(sed "s|$PWD/real|CWD|g" real/err)"
+'
+
+# every_event: a --settings document whose hooks, for the five events,
+# append their input and the variable PARITY_VAR to hooks.in and env.out.
+every_event() {
+	local e sep= c="cat >>hooks.in; echo >>hooks.in; echo \$PARITY_VAR >>env.out"
+	printf '{"hooks":{'
+	for e in UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure Stop; do
+		printf '%s"%s":[{"hooks":[{"type":"command","command":"%s"}]}]' "$sep" "$e" "$c"
+		sep=,
+	done
+	printf '}}'
+}
+
+# The fields of each hook input, less those only the real CLI sends
+# (prompt_id, effort, duration_ms, background_tasks, session_crons), and
+# their values but for the ids.
+HOOK_KEYS='Object.keys(d).filter((k) => !["prompt_id", "effort", "duration_ms", "background_tasks", "session_crons"].includes(k)).join(",")'
+HOOK_VALUES='[d.cwd, d.permission_mode, d.hook_event_name, d.tool_name, d.tool_input && d.tool_input.command, d.tool_response && d.tool_response.stdout, d.error, d.is_interrupt, d.prompt, d.stop_hook_active, d.last_assistant_message]'
+
+test_expect_success 'fake = real: each event'\''s hook input has the same fields, in order, and the environment' '
+	export PARITY_VAR=reached-p15 &&
+	both --settings "$(every_event)" -- "MOCK: bash echo hi p15 => after p15" &&
+	alike hooks.in "$HOOK_KEYS" && alike hooks.in "$HOOK_VALUES" &&
+	same "$(jsonl fake/hooks.in d.hook_event_name | tr "\n" " ")" "UserPromptSubmit PreToolUse PostToolUse Stop " &&
+	same "$(sort -u real/env.out) $(sort -u fake/env.out)" "reached-p15 reached-p15" &&
+	rm -rf real fake &&
+	both --settings "$(every_event)" -- "MOCK: bash exit 3 => after p15b" &&
+	alike hooks.in "$HOOK_KEYS" && alike hooks.in "$HOOK_VALUES" &&
+	same "$(jsonl fake/hooks.in d.hook_event_name | tr "\n" " ")" "UserPromptSubmit PreToolUse PostToolUseFailure Stop "
+'
+
+test_expect_success '--append-system-prompt reaches the end of the system prompt' '
+	claude_p --append-system-prompt "Marker p14: follow the house rules." -- "MOCK: reply p14" >out 2>err &&
+	same "$(logged p14 "String(d.system_tail.includes(\"Marker p14: follow the house rules.\"))")" true &&
+	same "$(logged p14 "String(d.system_tail.length <= 2000)")" true
 '
 
 test_done

@@ -5,7 +5,9 @@
  *   fake-claude -p --output-format stream-json --verbose
  *       [--permission-mode M | --dangerously-skip-permissions] [--model M]
  *       [--effort E] [--session-id UUID] [--resume UUID [--fork-session]]
- *       [--max-budget-usd X] [--disallowed-tools LIST] -- PROMPT
+ *       [--max-budget-usd X] [--disallowed-tools LIST] [--allowed-tools LIST]
+ *       [--settings FILE-OR-JSON] [--mcp-config FILE...] [--max-turns N]
+ *       [--append-system-prompt TEXT] -- PROMPT
  *
  * It behaves like the Claude Code CLI 2.1.197: the same flags, stream-json
  * lines, error texts and exit statuses, sessions keyed by id and cwd.  The reply is
@@ -16,15 +18,23 @@
  *   sessions/<uuid>   line 1: the cwd; then one prompt per line (JSON-escaped)
  *   counters/<hash>   line 1: how many invocations saw a MOCK line; line 2: it
  *   log.jsonl         one JSON object per invocation that reached the model
- *
+ *   events.jsonl      one JSON object per hook run, tool result and text
+ *                     added to the model's context, as each happens
  *   spend             one line per answered API call: its cost in dollars
+ *
+ * Tools act for real (Bash, Write, Edit, Read; others answer "ok"), and
+ * the command hooks of --settings run around them as the CLI runs them
+ * (tests/README.md, "Tools and hooks in the fake"): PreToolUse,
+ * PostToolUse, PostToolUseFailure, UserPromptSubmit and Stop.  --max-turns
+ * is enforced before each API call.
  *
  * --max-budget-usd is enforced as the CLI enforces it: checked after each
  * API call, so the call that reaches the cap is paid in full.
  *
  * As root, --dangerously-skip-permissions (or bypassPermissions) needs
  * IS_SANDBOX=1, as for the real CLI.  FAKE_CLAUDE_DELAY_MS sleeps that long
- * after the init line.  Exit status:
+ * after the init line; FAKE_CLAUDE_NO_HOOKS=1 runs no hook of --settings,
+ * as under a managed policy that disables them.  Exit status:
  * 0 success, 1 an error of the real CLI, 2 a misuse of the fake itself.
  */
 #ifndef _GNU_SOURCE
@@ -33,6 +43,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <regex.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -371,12 +383,296 @@ static void trim(const char **s, size_t *n)
 		(*n)--;
 }
 
+/* ---- JSON input ------------------------------------------------------- */
+
+/* A parsed JSON value.  Strings hold their decoded UTF-8 bytes; numbers
+ * keep their text, so a value written back reads as it came. */
+enum { J_NULL, J_FALSE, J_TRUE, J_NUM, J_STR, J_ARR, J_OBJ };
+typedef struct J {
+	int t;
+	char *s; /* J_STR: the bytes; J_NUM: the text */
+	size_t sn;
+	struct J **kid; /* J_ARR, J_OBJ: the values */
+	char **key;     /* J_OBJ: the keys */
+	size_t n;
+} J;
+
+static void jfree(J *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->n; i++) {
+		jfree(v->kid[i]);
+		if (v->key)
+			free(v->key[i]);
+	}
+	free(v->kid);
+	free(v->key);
+	free(v->s);
+	free(v);
+}
+
+static J *jnew(int t)
+{
+	J *v = calloc(1, sizeof *v);
+	if (!v)
+		oom();
+	v->t = t;
+	return v;
+}
+
+static void jskip(const char **p, const char *e)
+{
+	while (*p < e && ws(**p))
+		(*p)++;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static bool jhex4(const char **p, const char *e, unsigned *u)
+{
+	*u = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = *p < e ? hexval(**p) : -1;
+		if (h < 0)
+			return false;
+		*u = *u * 16 + (unsigned)h;
+		(*p)++;
+	}
+	return true;
+}
+
+static void utf8_put(Buf *b, unsigned c)
+{
+	char o[4];
+	size_t n;
+	if (c < 0x80)
+		o[0] = (char)c, n = 1;
+	else if (c < 0x800)
+		o[0] = (char)(0xC0 | c >> 6), o[1] = (char)(0x80 | (c & 63)), n = 2;
+	else if (c < 0x10000)
+		o[0] = (char)(0xE0 | c >> 12), o[1] = (char)(0x80 | (c >> 6 & 63)),
+		o[2] = (char)(0x80 | (c & 63)), n = 3;
+	else
+		o[0] = (char)(0xF0 | c >> 18), o[1] = (char)(0x80 | (c >> 12 & 63)),
+		o[2] = (char)(0x80 | (c >> 6 & 63)), o[3] = (char)(0x80 | (c & 63)), n = 4;
+	badd(b, o, n);
+}
+
+/* A string at *p (on its opening quote) into b; false when malformed. */
+static bool jstring(const char **p, const char *e, Buf *b)
+{
+	(*p)++;
+	while (*p < e && **p != '"') {
+		unsigned char c = (unsigned char)**p;
+		if (c < 0x20)
+			return false;
+		if (c != '\\') {
+			badd(b, *p, 1);
+			(*p)++;
+			continue;
+		}
+		if (++*p >= e)
+			return false;
+		char x = *(*p)++;
+		unsigned u, lo;
+		switch (x) {
+		case '"': case '\\': case '/': badd(b, &x, 1); break;
+		case 'b': bs(b, "\b"); break;
+		case 'f': bs(b, "\f"); break;
+		case 'n': bs(b, "\n"); break;
+		case 'r': bs(b, "\r"); break;
+		case 't': bs(b, "\t"); break;
+		case 'u':
+			if (!jhex4(p, e, &u))
+				return false;
+			if (u >= 0xD800 && u < 0xDC00 && *p + 1 < e && (*p)[0] == '\\' && (*p)[1] == 'u') {
+				const char *q = *p + 2;
+				if (jhex4(&q, e, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+					u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+					*p = q;
+				}
+			}
+			utf8_put(b, u >= 0xD800 && u < 0xE000 ? 0xFFFD : u);
+			break;
+		default: return false;
+		}
+	}
+	if (*p >= e)
+		return false;
+	(*p)++;
+	badd(b, "", 0);
+	return true;
+}
+
+/* The value at *p, which moves past it; NULL when malformed. */
+static J *jvalue(const char **p, const char *e, int depth)
+{
+	jskip(p, e);
+	if (*p >= e || depth > 200)
+		return NULL;
+	char c = **p;
+	if (c == '"') {
+		Buf b = {0};
+		if (!jstring(p, e, &b)) {
+			free(b.p);
+			return NULL;
+		}
+		J *v = jnew(J_STR);
+		v->s = b.p ? b.p : strdup("");
+		v->sn = b.n;
+		return v;
+	}
+	if (c == '{' || c == '[') {
+		J *v = jnew(c == '{' ? J_OBJ : J_ARR);
+		size_t cap = 0;
+		(*p)++;
+		jskip(p, e);
+		if (*p < e && **p == (c == '{' ? '}' : ']')) {
+			(*p)++;
+			return v;
+		}
+		for (;;) {
+			char *k = NULL;
+			if (c == '{') {
+				Buf kb = {0};
+				jskip(p, e);
+				if (*p >= e || **p != '"' || !jstring(p, e, &kb)) {
+					free(kb.p);
+					goto bad;
+				}
+				k = kb.p ? kb.p : strdup("");
+				jskip(p, e);
+				if (*p >= e || **p != ':') {
+					free(k);
+					goto bad;
+				}
+				(*p)++;
+			}
+			J *x = jvalue(p, e, depth + 1);
+			if (!x) {
+				free(k);
+				goto bad;
+			}
+			if (v->n == cap) {
+				cap = cap ? cap * 2 : 4;
+				J **nk = realloc(v->kid, cap * sizeof *nk);
+				char **nkey = c == '{' ? realloc(v->key, cap * sizeof *nkey) : NULL;
+				if (!nk || (c == '{' && !nkey))
+					oom();
+				v->kid = nk;
+				if (c == '{')
+					v->key = nkey;
+			}
+			if (c == '{')
+				v->key[v->n] = k;
+			v->kid[v->n++] = x;
+			jskip(p, e);
+			if (*p < e && **p == ',') {
+				(*p)++;
+				continue;
+			}
+			if (*p < e && **p == (c == '{' ? '}' : ']')) {
+				(*p)++;
+				return v;
+			}
+			goto bad;
+		}
+	bad:
+		jfree(v);
+		return NULL;
+	}
+	static const char *const lits[] = {"null", "false", "true"};
+	for (int i = 0; i < 3; i++) {
+		size_t ln = strlen(lits[i]);
+		if ((size_t)(e - *p) >= ln && !strncmp(*p, lits[i], ln)) {
+			*p += ln;
+			return jnew(J_NULL + i);
+		}
+	}
+	const char *s = *p;
+	if (*p < e && **p == '-')
+		(*p)++;
+	bool digits = false;
+	while (*p < e && ((**p >= '0' && **p <= '9') || **p == '.' || **p == 'e' || **p == 'E' ||
+			  ((**p == '+' || **p == '-') && *p > s && ((*p)[-1] | 32) == 'e'))) {
+		digits |= **p >= '0' && **p <= '9';
+		(*p)++;
+	}
+	if (!digits)
+		return NULL;
+	J *v = jnew(J_NUM);
+	v->s = strndup(s, (size_t)(*p - s));
+	if (!v->s)
+		oom();
+	v->sn = (size_t)(*p - s);
+	return v;
+}
+
+/* The whole of s[0..n) as one JSON value; NULL when it is not one. */
+static J *jparse(const char *s, size_t n)
+{
+	const char *p = s, *e = s + n;
+	J *v = jvalue(&p, e, 0);
+	jskip(&p, e);
+	if (v && p != e) {
+		jfree(v);
+		return NULL;
+	}
+	return v;
+}
+
+static J *jget(const J *o, const char *key)
+{
+	if (!o || o->t != J_OBJ)
+		return NULL;
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->key[i], key))
+			return o->kid[i];
+	return NULL;
+}
+
+/* A member's string value, or NULL. */
+static const char *jgets(const J *o, const char *key)
+{
+	const J *v = jget(o, key);
+	return v && v->t == J_STR ? v->s : NULL;
+}
+
+static void jdump(Buf *b, const J *v)
+{
+	switch (v->t) {
+	case J_NULL: bs(b, "null"); break;
+	case J_FALSE: bs(b, "false"); break;
+	case J_TRUE: bs(b, "true"); break;
+	case J_NUM: badd(b, v->s, v->sn); break;
+	case J_STR: bjn(b, v->s, v->sn); break;
+	default:
+		bs(b, v->t == J_OBJ ? "{" : "[");
+		for (size_t i = 0; i < v->n; i++) {
+			if (i)
+				bs(b, ",");
+			if (v->t == J_OBJ) {
+				bj(b, v->key[i]);
+				bs(b, ":");
+			}
+			jdump(b, v->kid[i]);
+		}
+		bs(b, v->t == J_OBJ ? "}" : "]");
+	}
+}
+
 /* ---- options ---------------------------------------------------------- */
 
 enum { F_FLAG, F_VAL, F_OPTVAL, F_LIST, F_NOTEMU_FLAG, F_NOTEMU_VAL };
 enum {
 	O_IGNORE, O_PRINT, O_VERBOSE, O_FMT, O_PERM, O_SKIP, O_MODEL, O_EFFORT, O_SID,
-	O_RESUME, O_FORK, O_BUDGET, O_DISALLOW, O_VERSION, O_HELP, O_NOTEMU
+	O_RESUME, O_FORK, O_BUDGET, O_DISALLOW, O_VERSION, O_HELP, O_NOTEMU, O_ALLOW, O_MCP,
+	O_SYSPROMPT, O_SETTINGS, O_MAX_TURNS
 };
 
 struct opt {
@@ -400,19 +696,21 @@ static const struct opt OPTS[] = {
 	{"--max-budget-usd", 0, F_VAL, O_BUDGET, "--max-budget-usd <amount>"},
 	{"--disallowed-tools", 0, F_LIST, O_DISALLOW, "--disallowed-tools, --disallowedTools <tools...>"},
 	{"--disallowedTools", 0, F_LIST, O_DISALLOW, "--disallowed-tools, --disallowedTools <tools...>"},
+	{"--allowed-tools", 0, F_LIST, O_ALLOW, "--allowed-tools, --allowedTools <tools...>"},
+	{"--allowedTools", 0, F_LIST, O_ALLOW, "--allowed-tools, --allowedTools <tools...>"},
+	{"--mcp-config", 0, F_LIST, O_MCP, "--mcp-config <configs...>"},
+	{"--append-system-prompt", 0, F_VAL, O_SYSPROMPT, "--append-system-prompt <prompt>"},
+	{"--settings", 0, F_VAL, O_SETTINGS, "--settings <file-or-json>"},
+	{"--max-turns", 0, F_VAL, O_MAX_TURNS, "--max-turns <turns>"},
 	{"--version", 'v', F_FLAG, O_VERSION, "-v, --version"},
 	{"--help", 'h', F_FLAG, O_HELP, "-h, --help"},
 	/* accepted and ignored: they change nothing the fake emulates */
-	{"--allowed-tools", 0, F_LIST, O_IGNORE, "--allowed-tools, --allowedTools <tools...>"},
-	{"--allowedTools", 0, F_LIST, O_IGNORE, "--allowed-tools, --allowedTools <tools...>"},
 	{"--add-dir", 0, F_LIST, O_IGNORE, "--add-dir <directories...>"},
-	{"--mcp-config", 0, F_LIST, O_IGNORE, "--mcp-config <configs...>"},
 	{"--strict-mcp-config", 0, F_FLAG, O_IGNORE, "--strict-mcp-config"},
-	{"--append-system-prompt", 0, F_VAL, O_IGNORE, "--append-system-prompt <prompt>"},
 	{"--system-prompt", 0, F_VAL, O_IGNORE, "--system-prompt <prompt>"},
 	{"--fallback-model", 0, F_VAL, O_IGNORE, "--fallback-model <model>"},
-	{"--settings", 0, F_VAL, O_IGNORE, "--settings <file-or-json>"},
 	{"--setting-sources", 0, F_VAL, O_IGNORE, "--setting-sources <sources>"},
+	{"--max-turns", 0, F_VAL, O_IGNORE, "--max-turns <turns>"},
 	/* real options the fake does not emulate: a loud failure, not a silent pass */
 	{"--continue", 'c', F_NOTEMU_FLAG, O_NOTEMU, "-c, --continue"},
 	{"--input-format", 0, F_NOTEMU_VAL, O_NOTEMU, "--input-format <format>"},
@@ -428,6 +726,9 @@ static const struct opt OPTS[] = {
 static struct {
 	bool print, verbose, skip, fork, resume_given, no_bash;
 	const char *fmt, *perm, *model, *effort, *sid, *resume, *budget;
+	const char *append, *settings, *max_turns;
+	/* the values given, as the bodies of JSON arrays (log.jsonl) */
+	Buf allowed, disallowed, mcp;
 	const char *prompt;
 	int nprompt;
 } o;
@@ -466,21 +767,64 @@ static void usage(void)
 	      "fake-claude: a stand-in for Claude Code " VERSION " in raymond's tests.\n"
 	      "Emulated: -p, --output-format, --verbose, --permission-mode,\n"
 	      "--dangerously-skip-permissions, --model, --effort, --session-id, --resume,\n"
-	      "--fork-session, --max-budget-usd, --disallowed-tools, --version.\n"
+	      "--fork-session, --max-budget-usd, --disallowed-tools, --allowed-tools,\n"
+	      "--settings (command hooks), --mcp-config, --max-turns,\n"
+	      "--append-system-prompt, --version.\n"
 	      "The reply is scripted by a `MOCK: STEP || ...` line in the prompt\n"
 	      "(tests/README.md); state lives in $FAKE_CLAUDE_DIR.\n",
 	      stdout);
 }
 
-/* One value of --disallowed-tools may list several tools: "Bash,Edit". */
-static void scan_tools(const char *p)
+/* One value of --allowed-tools or --disallowed-tools may list several
+ * tools, "Bash,Edit" or "Bash Edit"; a rule with a pattern, "Bash(git
+ * push:*)", is one entry. */
+static void scan_tools(Buf *list, const char *p)
 {
 	while (*p) {
-		size_t n = strcspn(p, ", ");
-		if (n == 4 && !strncmp(p, "Bash", 4))
+		size_t n = 0;
+		int depth = 0;
+		while (p[n] && (depth || (p[n] != ',' && p[n] != ' '))) {
+			depth += p[n] == '(' ? 1 : p[n] == ')' && depth ? -1 : 0;
+			n++;
+		}
+		if (list == &o.disallowed && n == 4 && !strncmp(p, "Bash", 4))
 			o.no_bash = true;
+		if (n) {
+			if (list->n)
+				bs(list, ",");
+			bjn(list, p, n);
+		}
 		p += n;
 		p += strspn(p, ", ");
+	}
+}
+
+/* An --mcp-config value is inline JSON or a file, which must exist; the
+ * CLI names a missing one by its absolute path. */
+static void check_mcp_config(const char *f)
+{
+	const char *s = f;
+	size_t n = strlen(s);
+	trim(&s, &n);
+	struct stat st;
+	if ((n && s[0] == '{') || stat(f, &st) == 0)
+		return;
+	char cwd[4096];
+	bool rel = f[0] != '/' && getcwd(cwd, sizeof cwd);
+	fail(1, "Error: Invalid MCP configuration:\nMCP config file not found: %s%s%s", rel ? cwd : "",
+	     rel ? "/" : "", f);
+}
+
+/* A value of a list option: tool lists are split, others kept whole. */
+static void list_value(int id, const char *v)
+{
+	if (id == O_DISALLOW || id == O_ALLOW) {
+		scan_tools(id == O_ALLOW ? &o.allowed : &o.disallowed, v);
+	} else if (id == O_MCP) {
+		check_mcp_config(v);
+		if (o.mcp.n)
+			bs(&o.mcp, ",");
+		bj(&o.mcp, v);
 	}
 }
 
@@ -509,11 +853,13 @@ static void parse_args(void)
 				nl = (size_t)(eq - a);
 				val = eq + 1;
 			}
-			for (size_t k = 0; k < sizeof OPTS / sizeof *OPTS; k++)
+			/* the first entry wins, so an emulated option stays so
+			 * if a later line also lists it as accepted and ignored */
+			for (size_t k = 0; !op && k < sizeof OPTS / sizeof *OPTS; k++)
 				if (strlen(OPTS[k].lng) == nl && !strncmp(OPTS[k].lng, a, nl))
 					op = &OPTS[k];
 		} else if (a[2] == 0) {
-			for (size_t k = 0; k < sizeof OPTS / sizeof *OPTS; k++)
+			for (size_t k = 0; !op && k < sizeof OPTS / sizeof *OPTS; k++)
 				if (OPTS[k].sht == a[1])
 					op = &OPTS[k];
 		}
@@ -534,13 +880,11 @@ static void parse_args(void)
 			int nv = 0;
 			if (val) {
 				nv++;
-				if (op->id == O_DISALLOW)
-					scan_tools(val);
+				list_value(op->id, val);
 			}
 			while (i + 1 < ac && av[i + 1][0] != '-') {
 				nv++;
-				if (op->id == O_DISALLOW)
-					scan_tools(av[i + 1]);
+				list_value(op->id, av[i + 1]);
 				i++;
 			}
 			if (!nv)
@@ -562,6 +906,9 @@ static void parse_args(void)
 		case O_RESUME: o.resume_given = true; o.resume = val; break;
 		case O_FORK: o.fork = true; break;
 		case O_BUDGET: o.budget = val; break;
+		case O_SYSPROMPT: o.append = val; break;
+		case O_SETTINGS: o.settings = val; break;
+		case O_MAX_TURNS: o.max_turns = val; break;
 		case O_VERSION: fputs(VERSION " (Claude Code)\n", stdout); exit(0);
 		case O_HELP: usage(); exit(0);
 		default: break;
@@ -572,9 +919,10 @@ static void parse_args(void)
 /* ---- the run ---------------------------------------------------------- */
 
 enum { FMT_TEXT, FMT_JSON, FMT_STREAM };
-enum { S_NONE, S_REPLY, S_BASH, S_ERROR, S_LIMIT, S_HANG, S_LONG, S_UNKNOWN, S_CALLS };
+enum { S_NONE, S_REPLY, S_BASH, S_ERROR, S_LIMIT, S_HANG, S_LONG, S_UNKNOWN, S_CALLS, S_TOOL };
 /* as the mock API logs them (`calls` is the fake's own) */
-static const char *const STEP_NAMES[] = {"default", "reply", "bash", "error", "limit", "hang", "long", "unknown", "calls"};
+static const char *const STEP_NAMES[] = {"default", "reply", "bash", "error", "limit", "hang", "long", "unknown", "calls",
+					 "tool"};
 
 static struct {
 	int fmt;
@@ -602,6 +950,12 @@ static struct {
 	double cap, spent;   /* --max-budget-usd (0: none); spent so far */
 	int answered;        /* API calls answered */
 	Buf line, result; /* the line being written; the result text */
+	char inv[48];     /* this invocation's id, in log.jsonl and events.jsonl */
+	Buf tool;         /* tool: the tool's name */
+	struct J *tool_input; /* tool: its input */
+	Buf denials;      /* the body of the result's permission_denials */
+	const char *stop_reason, *terminal; /* the result's, when not the usual ("": none) */
+	long max_turns;   /* --max-turns (0: none) */
 	size_t long_n;    /* long: how many "x" stand for LONG_MARK */
 } r;
 
@@ -781,6 +1135,34 @@ static double lead_number(const char *s, size_t n, bool integer)
 	return v == v && v > -1e9 && v < 1e9 ? v : 0;
 }
 
+/* tool NAME JSON => TEXT: NAME, the input object, the reply after it. */
+static bool parse_tool(const char *s, size_t n)
+{
+	size_t w = 0;
+	while (w < n && !ws(s[w]))
+		w++;
+	const char *p = s + w, *e = s + n;
+	J *in = jvalue(&p, e, 0);
+	if (!w || !in || in->t != J_OBJ) {
+		jfree(in);
+		return false;
+	}
+	jskip(&p, e);
+	if (p < e && !(e - p >= 2 && p[0] == '=' && p[1] == '>')) {
+		jfree(in);
+		return false;
+	}
+	badd(&r.tool, s, w);
+	r.tool_input = in;
+	if (p < e) {
+		const char *x = p + 2;
+		size_t xn = (size_t)(e - x);
+		trim(&x, &xn);
+		unescape_nl(&r.text, x, xn);
+	}
+	return true;
+}
+
 static void choose_step(void)
 {
 	const char *ml;
@@ -863,6 +1245,8 @@ static void choose_step(void)
 		trim(&x, &xn);
 		badd(&r.cmd, c, cn);
 		unescape_nl(&r.text, x, xn);
+	} else if (w == 4 && !strncmp(t, "tool", 4) && parse_tool(rest, rn)) {
+		r.step = S_TOOL;
 	} else if (w == 5 && !strncmp(t, "error", 5)) {
 		r.step = S_ERROR;
 		r.status = (int)lead_number(rest, rn, true);
@@ -1093,6 +1477,26 @@ static void write_log(void)
 	else
 		bs(&l, ",\"index\":null");
 	bf(&l, ",\"input_tokens\":%lld,\"output_tokens\":%lld", r.in_tok, r.out_tok);
+	Buf *lists[3] = {&o.allowed, &o.disallowed, &o.mcp};
+	static const char *const names[3] = {"allowed_tools", "disallowed_tools", "mcp_config"};
+	for (int i = 0; i < 3; i++) {
+		bf(&l, ",\"%s\":[", names[i]);
+		if (lists[i]->n)
+			badd(&l, lists[i]->p, lists[i]->n);
+		bs(&l, "]");
+	}
+	bs(&l, ",\"append_system_prompt\":");
+	bj(&l, o.append);
+	bs(&l, ",\"settings\":");
+	bj(&l, o.settings);
+	rid(r.inv, sizeof r.inv, "inv_");
+	bs(&l, ",\"invocation\":");
+	bj(&l, r.inv);
+	bs(&l, ",\"max_turns\":");
+	if (r.max_turns)
+		bf(&l, "%ld", r.max_turns);
+	else
+		bs(&l, "null");
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	bf(&l, ",\"time_ms\":%lld}\n", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
@@ -1164,9 +1568,12 @@ static void pay(void)
 
 /* An assistant message with one content block (JSON text in block): one
  * API call, paid for. */
+static void turn_limit(void);
+
 static void emit_assistant(const char *block, const char *stop)
 {
 	char id[48];
+	turn_limit();
 	pay();
 	rid(id, sizeof id, "msg_fake_");
 	Buf *b = &r.line;
@@ -1213,7 +1620,10 @@ static void emit_result(bool is_error, int api_status, int turns, double cost, l
 	   (long long)dur, (long long)(turns && !is_error ? dur / 2 : 0), turns);
 	bjn(b, r.result.p ? r.result.p : "", r.result.n);
 	bs(b, ",\"stop_reason\":");
-	bj(b, is_error ? "stop_sequence" : "end_turn");
+	if (r.stop_reason && !*r.stop_reason)
+		bs(b, "null");
+	else
+		bj(b, r.stop_reason ? r.stop_reason : is_error ? "stop_sequence" : "end_turn");
 	bs(b, ",\"session_id\":");
 	bj(b, r.sid);
 	bs(b, ",\"total_cost_usd\":");
@@ -1229,8 +1639,15 @@ static void emit_result(bool is_error, int api_status, int turns, double cost, l
 		bnum(b, cost);
 		bf(b, ",\"contextWindow\":%d,\"maxOutputTokens\":64000}", r.one_m ? 1000000 : 200000);
 	}
-	bs(b, "},\"permission_denials\":[],\"terminal_reason\":\"completed\",\"fast_mode_state\":\"off\","
-	      "\"uuid\":");
+	bs(b, "},\"permission_denials\":[");
+	if (r.denials.n)
+		badd(b, r.denials.p, r.denials.n);
+	bs(b, "]");
+	if (!r.terminal || *r.terminal) {
+		bs(b, ",\"terminal_reason\":");
+		bj(b, r.terminal ? r.terminal : "completed");
+	}
+	bs(b, ",\"fast_mode_state\":\"off\",\"uuid\":");
 	bj(b, u);
 	bs(b, "}");
 	out_line(true);
@@ -1283,6 +1700,34 @@ static void budget_result(void)
 	bj(b, u);
 	bf(b, ",\"errors\":[\"Reached maximum budget ($%.15g)\"]}", r.cap);
 	out_line(true);
+}
+
+/* Before each API call: a turn that would need more calls than
+ * --max-turns ends as the CLI 2.1.197 ends it, with exit status 1 (the
+ * call it would make counts in num_turns, not in the cost). */
+static void turn_limit(void)
+{
+	if (!r.max_turns || r.answered < r.max_turns)
+		return;
+	char u[37];
+	uuid4(u);
+	Buf *b = &r.line;
+	bf(b, "{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"duration_ms\":%lld,"
+	      "\"duration_api_ms\":0,\"is_error\":true,\"num_turns\":%d,\"stop_reason\":\"tool_use\","
+	      "\"session_id\":", (long long)(mono_ms() - r.t0), r.answered + 1);
+	bj(b, r.sid);
+	bs(b, ",\"total_cost_usd\":");
+	bnum(b, r.spent);
+	bf(b, ",\"usage\":{\"input_tokens\":%lld,\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0,"
+	      "\"output_tokens\":%lld},\"modelUsage\":{},\"permission_denials\":[", r.answered * r.in_tok,
+	   r.answered * r.out_tok);
+	if (r.denials.n)
+		badd(b, r.denials.p, r.denials.n);
+	bs(b, "],\"terminal_reason\":\"max_turns\",\"fast_mode_state\":\"off\",\"uuid\":");
+	bj(b, u);
+	bf(b, ",\"errors\":[\"Reached maximum number of turns (%ld)\"]}", r.max_turns);
+	out_line(true);
+	exit(1);
 }
 
 /* After an API call's message was printed: once the turn's cost reached
@@ -1357,37 +1802,90 @@ static void step_limit(void)
 	api_failure(429, "rate_limit");
 }
 
-/* Run cmd with /bin/sh -c in the cwd, stdin from /dev/null. */
-static int run_sh(const char *cmd, Buf *out, Buf *err)
+/* The process group of the hook running now, or 0.  A hook runs in a
+ * group of its own (so its timeout ends all of it); when the fake is told
+ * to stop, that group goes with it. */
+static volatile sig_atomic_t hook_group;
+
+static void on_stop(int sig)
 {
-	int po[2], pe[2];
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
+	if (hook_group)
+		kill(-(pid_t)hook_group, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Run cmd with /bin/sh -c in the cwd; its output into out and err.  The
+ * Bash tool gives no input (stdin /dev/null) and no time limit; a hook
+ * gets `in` on stdin, runs in a process group of its own, and is killed
+ * with that group once `seconds` passed (then *timed_out, and the status
+ * is -1).  Returns the exit status, or 128 + the signal that ended it. */
+static int run_cmd(const char *cmd, const Buf *in, double seconds, Buf *out, Buf *err, bool *timed_out)
+{
+	int po[2], pe[2], pi[2] = {-1, -1};
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || (in && pipe2(pi, O_CLOEXEC) < 0))
 		fail(2, "fake-claude: pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
 		fail(2, "fake-claude: fork: %s", strerror(errno));
 	if (pid == 0) {
-		int dn = open("/dev/null", O_RDONLY);
+		int dn = in ? pi[0] : open("/dev/null", O_RDONLY);
+		if (in)
+			setpgid(0, 0);
 		if (dn >= 0)
 			dup2(dn, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
-		setenv("CLAUDECODE", "1", 1); /* as the real CLI's Bash tool does */
+		signal(SIGPIPE, SIG_DFL);
+		if (in)
+			setenv("CLAUDE_PROJECT_DIR", r.cwd, 1);
+		else
+			setenv("CLAUDECODE", "1", 1); /* as the real CLI's Bash tool does */
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
 	close(po[1]);
 	close(pe[1]);
-	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+	size_t sent = 0;
+	if (in) {
+		hook_group = pid;
+		close(pi[0]);
+		fcntl(pi[1], F_SETFL, O_NONBLOCK);
+	}
+	/* a hook that exits without reading its input must not kill us */
+	void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+	struct pollfd fds[3] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}, {in ? pi[1] : -1, POLLOUT, 0}};
 	Buf *dst[2] = {out, err};
-	int open_fds = 2;
+	int64_t deadline = seconds > 0 ? mono_ms() + (int64_t)(seconds * 1000) : -1;
+	*timed_out = false;
 	char tmp[65536];
-	while (open_fds) {
-		if (poll(fds, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+	while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+		if (fds[2].fd >= 0 && sent == in->n) {
+			close(fds[2].fd);
+			fds[2].fd = -1;
+		}
+		int wait = -1;
+		if (deadline >= 0) {
+			int64_t left = deadline - mono_ms();
+			if (left <= 0) {
+				*timed_out = true;
+				kill(-pid, SIGKILL);
+				break;
+			}
+			wait = (int)left;
+		}
+		int k = poll(fds, 3, wait);
+		if (k < 0 && errno != EINTR)
 			break;
+		if (k <= 0)
+			continue;
+		if (fds[2].fd >= 0 && fds[2].revents) {
+			ssize_t w = write(fds[2].fd, in->p + sent, in->n - sent);
+			if (w > 0)
+				sent += (size_t)w;
+			else if (w < 0 && errno != EAGAIN && errno != EINTR)
+				sent = in->n; /* the hook does not read its input */
 		}
 		for (int i = 0; i < 2; i++) {
 			if (fds[i].fd < 0 || !fds[i].revents)
@@ -1398,14 +1896,20 @@ static int run_sh(const char *cmd, Buf *out, Buf *err)
 			if (n <= 0) {
 				close(fds[i].fd);
 				fds[i].fd = -1;
-				open_fds--;
 			} else
 				badd(dst[i], tmp, (size_t)n);
 		}
 	}
+	for (int i = 0; i < 3; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	signal(SIGPIPE, old_pipe);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	hook_group = 0;
+	if (*timed_out)
+		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -1415,52 +1919,610 @@ static void chomp(Buf *b)
 		b->p[--b->n] = 0;
 }
 
-static void step_reply(void);
+/* ---- settings hooks --------------------------------------------------- */
 
-static void step_bash(void)
+/* One command hook of --settings, as Claude Code reads it. */
+typedef struct {
+	const char *event, *matcher, *command;
+	double timeout;
+} Hook;
+
+static struct {
+	J *root; /* the settings document, which owns the strings below */
+	Hook *v;
+	size_t n;
+} hk;
+
+/* What the hooks of one event decided, all of them together. */
+typedef struct {
+	bool deny, block, exit2, stop;
+	Buf reason;      /* deny: permissionDecisionReason */
+	Buf said, text;  /* block: "[CMD]: STDERR" after exit 2, else the reason; and STDERR or the reason */
+	const char *cmd; /* block: the hook's command */
+	J *updated;      /* updatedInput of an allow */
+} Outcome;
+
+static void load_settings(void)
 {
-	char tid[48];
-	rid(tid, sizeof tid, "toolu_fake_");
-	Buf blk = {0}, so = {0}, se = {0}, content = {0};
-	bs(&blk, "{\"type\":\"tool_use\",\"id\":");
-	bj(&blk, tid);
-	bs(&blk, ",\"name\":\"Bash\",\"input\":{\"command\":");
-	bjn(&blk, r.cmd.p, r.cmd.n);
-	bs(&blk, ",\"description\":\"Run the command\"}}");
-	emit_assistant(blk.p, "tool_use");
-	call_done();
-
-	bool is_error;
-	if (o.no_bash) {
-		is_error = true;
-		bs(&content, "<tool_use_error>Error: No such tool available: Bash</tool_use_error>");
+	if (!o.settings)
+		return;
+	const char *s = o.settings;
+	size_t n = strlen(s);
+	trim(&s, &n);
+	if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {
+		/* as the CLI tells JSON from a file name */
+		hk.root = jparse(s, n);
+		if (!hk.root)
+			fail(1, "Error: Invalid JSON provided to --settings");
 	} else {
-		int code = run_sh(r.cmd.p, &so, &se);
-		chomp(&so);
-		chomp(&se);
-		is_error = code != 0;
-		if (is_error)
-			bf(&content, "Exit code %d", code);
-		Buf *parts[2] = {&so, &se};
-		for (int i = 0; i < 2; i++) {
-			if (!parts[i]->n)
-				continue;
-			if (content.n)
-				badd(&content, "\n", 1);
-			badd(&content, parts[i]->p, parts[i]->n);
-		}
-		if (!content.n)
-			bs(&content, "(Bash completed with no output)");
+		size_t len;
+		char *text = slurp(o.settings, &len);
+		if (!text)
+			fail(1, "Error: Settings file not found: %s", o.settings);
+		hk.root = jparse(text, len);
+		free(text);
+		if (!hk.root)
+			fail(1, "Error: Invalid JSON in settings file: %s", o.settings);
 	}
-	char u[37];
-	uuid4(u);
+	/* A managed policy that turns every hook off (disableAllHooks in
+	 * managed settings, which no other settings override): the hooks
+	 * are read and never run. */
+	const char *off = getenv("FAKE_CLAUDE_NO_HOOKS");
+	J *hooks = jget(hk.root, "hooks");
+	if (!hooks || hooks->t != J_OBJ || (off && *off))
+		return;
+	for (size_t e = 0; e < hooks->n; e++) {
+		J *groups = hooks->kid[e];
+		for (size_t g = 0; groups->t == J_ARR && g < groups->n; g++) {
+			J *cmds = jget(groups->kid[g], "hooks");
+			for (size_t c = 0; cmds && cmds->t == J_ARR && c < cmds->n; c++) {
+				const char *type = jgets(cmds->kid[c], "type"), *cmd = jgets(cmds->kid[c], "command");
+				if (!type || strcmp(type, "command") || !cmd)
+					continue;
+				Hook *nv = realloc(hk.v, (hk.n + 1) * sizeof *nv);
+				if (!nv)
+					oom();
+				hk.v = nv;
+				J *t = jget(cmds->kid[c], "timeout");
+				hk.v[hk.n++] = (Hook){hooks->key[e], jgets(groups->kid[g], "matcher"), cmd,
+						      t && t->t == J_NUM && strtod(t->s, NULL) > 0 ? strtod(t->s, NULL) : 600};
+			}
+		}
+	}
+}
+
+/* Claude Code's matcher: none, "" or "*" match every tool; letters, digits,
+ * _ and | name tools exactly; anything else is a regular expression. */
+static bool matcher_matches(const char *m, const char *tool)
+{
+	if (!m || !*m || !strcmp(m, "*"))
+		return true;
+	if (!tool)
+		return false;
+	if (m[strspn(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_|")] == 0) {
+		size_t tn = strlen(tool);
+		for (const char *p = m; *p;) {
+			size_t n = strcspn(p, "|");
+			if (n == tn && !strncmp(p, tool, n))
+				return true;
+			p += n + (p[n] == '|');
+		}
+		return false;
+	}
+	regex_t re;
+	if (regcomp(&re, m, REG_EXTENDED | REG_NOSUB))
+		return false;
+	bool hit = regexec(&re, tool, 0, NULL, 0) == 0;
+	regfree(&re);
+	return hit;
+}
+
+/* One line in $FAKE_CLAUDE_DIR/events.jsonl, written at once so the lines
+ * of parallel invocations never interleave.  body is the JSON object's
+ * members after "invocation" and "session". */
+static void record(const char *body)
+{
+	static Buf l, p;
+	l.n = 0;
+	bs(&l, "{\"invocation\":");
+	bj(&l, r.inv);
+	bs(&l, ",\"session\":");
+	bj(&l, r.sid);
+	bs(&l, body);
+	bs(&l, "}\n");
+	path(&p, "events.jsonl", NULL);
+	int fd = open(p.p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		fail(2, "fake-claude: cannot open %s: %s", p.p, strerror(errno));
+	write_all(fd, l.p, l.n);
+	close(fd);
+}
+
+/* A text the model would see beside a tool result (a system reminder). */
+static void record_context(const char *text)
+{
+	Buf b = {0};
+	bs(&b, ",\"kind\":\"context\",\"text\":");
+	bj(&b, text);
+	record(b.p);
+	free(b.p);
+}
+
+static const char *perm_mode(void)
+{
+	return o.skip ? "bypassPermissions" : o.perm ? o.perm : "default";
+}
+
+/* Run the command hooks of `event` that match `tool` (NULL for events
+ * without a tool), each with the event JSON on stdin: the common fields
+ * and `extra` (members starting with a comma).  A hook that times out, is
+ * killed, exits with a status other than 0 and 2, or prints something
+ * that is not a JSON object lets things proceed, as for the real CLI. */
+static void run_hooks(const char *event, const char *tool, const char *extra, Outcome *oc)
+{
+	for (size_t i = 0; i < hk.n; i++) {
+		const Hook *h = &hk.v[i];
+		if (strcmp(h->event, event) || (tool && !matcher_matches(h->matcher, tool)))
+			continue;
+		Buf in = {0}, out = {0}, err = {0}, rec = {0};
+		bs(&in, "{\"session_id\":");
+		bj(&in, r.sid);
+		bs(&in, ",\"transcript_path\":");
+		const char *home = getenv("HOME");
+		Buf tp = {0};
+		bf(&tp, "%s/.claude/projects/", home ? home : "");
+		for (const char *c = r.cwd; *c; c++)
+			badd(&tp, (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? c : "-", 1);
+		bf(&tp, "/%s.jsonl", r.sid);
+		bjn(&in, tp.p, tp.n);
+		free(tp.p);
+		bs(&in, ",\"cwd\":");
+		bj(&in, r.cwd);
+		bs(&in, ",\"permission_mode\":");
+		bj(&in, perm_mode());
+		bs(&in, ",\"hook_event_name\":");
+		bj(&in, event);
+		bs(&in, extra);
+		bs(&in, "}");
+		bool timed_out;
+		int code = run_cmd(h->command, &in, h->timeout, &out, &err, &timed_out);
+		bs(&rec, ",\"kind\":\"hook\",\"event\":");
+		bj(&rec, event);
+		bs(&rec, ",\"tool\":");
+		bj(&rec, tool);
+		bs(&rec, ",\"command\":");
+		bj(&rec, h->command);
+		if (timed_out)
+			bs(&rec, ",\"exit\":null");
+		else
+			bf(&rec, ",\"exit\":%d", code);
+		bs(&rec, ",\"timed_out\":");
+		bbool(&rec, timed_out);
+		bs(&rec, ",\"stdout\":");
+		bjn(&rec, out.p ? out.p : "", out.n);
+		bs(&rec, ",\"stderr\":");
+		bjn(&rec, err.p ? err.p : "", err.n);
+		record(rec.p);
+		if (code == 2 && !oc->block) {
+			oc->block = oc->exit2 = true;
+			oc->cmd = h->command;
+			bf(&oc->said, "[%s]: ", h->command);
+			badd(&oc->said, err.p ? err.p : "", err.n);
+			badd(&oc->text, err.p ? err.p : "", err.n);
+		}
+		J *j = code == 0 && out.n ? jparse(out.p, out.n) : NULL;
+		if (j && j->t == J_OBJ) {
+			J *so = jget(j, "hookSpecificOutput");
+			const char *dec = jgets(so, "permissionDecision"), *ctx = jgets(so, "additionalContext");
+			J *cont = jget(j, "continue");
+			if (cont && cont->t == J_FALSE)
+				oc->stop = true;
+			if (dec && !strcmp(dec, "deny") && !oc->deny) {
+				oc->deny = true;
+				oc->reason.n = 0;
+				bs(&oc->reason, jgets(so, "permissionDecisionReason") ? jgets(so, "permissionDecisionReason") : "");
+			} else if (dec && !strcmp(dec, "allow") && jget(so, "updatedInput") &&
+				   jget(so, "updatedInput")->t == J_OBJ) {
+				Buf t = {0};
+				jdump(&t, jget(so, "updatedInput"));
+				jfree(oc->updated);
+				oc->updated = jparse(t.p, t.n);
+				free(t.p);
+			}
+			const char *d = jgets(j, "decision"), *why = jgets(j, "reason");
+			if (d && !strcmp(d, "block") && !oc->block) {
+				oc->block = true;
+				oc->cmd = h->command;
+				bs(&oc->said, why ? why : "");
+				bs(&oc->text, why ? why : "");
+			}
+			if (ctx) {
+				Buf c = {0};
+				bf(&c, "%s%s%s hook additional context: %s", event, tool ? ":" : "", tool ? tool : "", ctx);
+				record_context(c.p);
+				free(c.p);
+			}
+		}
+		jfree(j);
+		free(in.p);
+		free(out.p);
+		free(err.p);
+		free(rec.p);
+	}
+}
+
+static void outcome_free(Outcome *oc)
+{
+	free(oc->reason.p);
+	free(oc->said.p);
+	free(oc->text.p);
+	jfree(oc->updated);
+}
+
+/* ---- tools ------------------------------------------------------------ */
+
+/* The tools of Claude Code 2.1.197 and of versions around it. */
+static const char *const TOOLS[] = {
+	"Agent", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterWorktree", "ExitWorktree",
+	"Glob", "Grep", "LS", "MultiEdit", "NotebookEdit", "NotebookRead", "Read", "ReportFindings",
+	"ScheduleWakeup", "SendMessage", "Skill", "Task", "TaskCreate", "TaskGet", "TaskList",
+	"TaskOutput", "TaskStop", "TaskUpdate", "TodoWrite", "WebFetch", "WebSearch", "Workflow",
+	"Write", NULL};
+
+static bool in_list(const Buf *list, const char *name)
+{
+	Buf want = {0};
+	bj(&want, name);
+	bool hit = false;
+	for (const char *p = list->p; p && (p = strstr(p, want.p)); p += want.n)
+		if ((p == list->p || p[-1] == ',') && (p[want.n] == ',' || p[want.n] == 0))
+			hit = true;
+	free(want.p);
+	return hit;
+}
+
+/* The error of a call to a tool the CLI does not offer, into why; nothing
+ * for a tool it offers. */
+static void tool_missing(const char *name, Buf *why)
+{
+	bool known = one_of(name, TOOLS) || !strncmp(name, "mcp__", 5);
+	if (known && !in_list(&o.disallowed, name))
+		return;
+	bf(why, "Error: No such tool available: %s", name);
+	if (known)
+		bf(why, ". %s exists but is not enabled in this context. Use one of the available tools "
+			"instead.", name);
+}
+
+/* A tool's failure: content `<tool_use_error>TEXT</tool_use_error>`,
+ * tool_use_result "Error: TEXT", as the CLI words input errors. */
+static void tool_error(Buf *content, Buf *resp, const char *text, bool tagged)
+{
+	if (tagged)
+		bs(content, "<tool_use_error>");
+	bs(content, text);
+	if (tagged)
+		bs(content, "</tool_use_error>");
+	bs(resp, "\"Error: ");
+	bjraw(resp, text, strlen(text));
+	bs(resp, "\"");
+}
+
+static bool write_file(const char *p, const char *data, size_t n)
+{
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = 0;
+		mkdir(p, 0755); /* the CLI makes missing parents */
+		*s = '/';
+	}
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return false;
+	write_all(fd, data, n);
+	return close(fd) == 0;
+}
+
+static void tool_bash(const J *in, Buf *content, Buf *resp, bool *is_error)
+{
+	Buf so = {0}, se = {0};
+	const char *cmd = jgets(in, "command");
+	bool timed_out;
+	int code = run_cmd(cmd ? cmd : "", NULL, 0, &so, &se, &timed_out);
+	chomp(&so);
+	chomp(&se);
+	*is_error = code != 0;
+	if (*is_error)
+		bf(content, "Exit code %d", code);
+	Buf *parts[2] = {&so, &se};
+	for (int i = 0; i < 2; i++) {
+		if (!parts[i]->n)
+			continue;
+		if (content->n)
+			badd(content, "\n", 1);
+		badd(content, parts[i]->p, parts[i]->n);
+	}
+	if (!content->n)
+		bs(content, "(Bash completed with no output)");
+	bs(resp, "{\"stdout\":");
+	bjn(resp, so.p ? so.p : "", so.n);
+	bs(resp, ",\"stderr\":");
+	bjn(resp, se.p ? se.p : "", se.n);
+	bs(resp, ",\"interrupted\":false,\"isImage\":false}");
+	free(so.p);
+	free(se.p);
+}
+
+static void tool_write(J *in, Buf *content, Buf *resp, bool *is_error)
+{
+	const char *p = jgets(in, "file_path");
+	J *c = jget(in, "content");
+	if (!p || !c || c->t != J_STR) {
+		*is_error = true;
+		tool_error(content, resp, "InputValidationError: Write needs file_path and content", true);
+		return;
+	}
+	struct stat st;
+	bool existed = stat(p, &st) == 0;
+	char *path_copy = strdup(p);
+	if (!path_copy)
+		oom();
+	bool ok = write_file(path_copy, c->s, c->sn);
+	free(path_copy);
+	if (!ok) {
+		Buf e = {0};
+		bf(&e, "%s: %s", p, strerror(errno));
+		*is_error = true;
+		tool_error(content, resp, e.p, true);
+		free(e.p);
+		return;
+	}
+	if (existed)
+		bf(content, "The file %s has been updated successfully.", p);
+	else
+		bf(content, "File created successfully at: %s (file state is current in your context — no need "
+			    "to Read it back)", p);
+	bs(resp, existed ? "{\"type\":\"update\",\"filePath\":" : "{\"type\":\"create\",\"filePath\":");
+	bj(resp, p);
+	bs(resp, ",\"content\":");
+	bjn(resp, c->s, c->sn);
+	bs(resp, "}");
+}
+
+static void tool_edit(J *in, Buf *content, Buf *resp, bool *is_error)
+{
+	const char *p = jgets(in, "file_path");
+	J *old = jget(in, "old_string"), *new = jget(in, "new_string"), *all = jget(in, "replace_all");
+	size_t len;
+	char *text = p ? slurp(p, &len) : NULL;
+	Buf e = {0}, out = {0};
+	*is_error = true;
+	if (!p || !old || old->t != J_STR || !new || new->t != J_STR || !old->sn) {
+		tool_error(content, resp, "InputValidationError: Edit needs file_path, old_string and new_string", true);
+		goto done;
+	}
+	if (!text) {
+		tool_error(content, resp, "File does not exist.", true);
+		goto done;
+	}
+	size_t hits = 0;
+	for (char *q = text; (q = memmem(q, len - (size_t)(q - text), old->s, old->sn)); q += old->sn)
+		hits++;
+	if (!hits) {
+		bf(&e, "String to replace not found in file.\nString: %s", old->s);
+		tool_error(content, resp, e.p, true);
+		goto done;
+	}
+	if (hits > 1 && !(all && all->t == J_TRUE)) {
+		bf(&e, "Found %zu matches of the string to replace, but replace_all is false. To replace all "
+		       "occurrences, set replace_all to true. To replace only one occurrence, please provide more "
+		       "context to uniquely identify the instance.\nString: %s", hits, old->s);
+		tool_error(content, resp, e.p, true);
+		goto done;
+	}
+	char *at = text, *q;
+	while ((q = memmem(at, len - (size_t)(at - text), old->s, old->sn))) {
+		badd(&out, at, (size_t)(q - at));
+		badd(&out, new->s, new->sn);
+		at = q + old->sn;
+	}
+	badd(&out, at, len - (size_t)(at - text));
+	char *path_copy = strdup(p);
+	if (!path_copy)
+		oom();
+	bool ok = write_file(path_copy, out.p, out.n);
+	free(path_copy);
+	if (!ok) {
+		bf(&e, "%s: %s", p, strerror(errno));
+		tool_error(content, resp, e.p, true);
+		goto done;
+	}
+	*is_error = false;
+	bf(content, "The file %s has been updated successfully.", p);
+	bs(resp, "{\"filePath\":");
+	bj(resp, p);
+	bs(resp, ",\"oldString\":");
+	bjn(resp, old->s, old->sn);
+	bs(resp, ",\"newString\":");
+	bjn(resp, new->s, new->sn);
+	bs(resp, ",\"replaceAll\":");
+	bbool(resp, all && all->t == J_TRUE);
+	bs(resp, "}");
+done:
+	free(text);
+	free(e.p);
+	free(out.p);
+}
+
+/* Read: the file's lines numbered from 1, "N\tLINE", as the CLI shows them. */
+static void tool_read(J *in, Buf *content, Buf *resp, bool *is_error)
+{
+	const char *p = jgets(in, "file_path");
+	size_t len;
+	char *text = p ? slurp(p, &len) : NULL;
+	if (!text) {
+		Buf e = {0};
+		bf(&e, "File does not exist. Note: your current working directory is %s.", r.cwd);
+		*is_error = true;
+		tool_error(content, resp, e.p, false);
+		free(e.p);
+		return;
+	}
+	long lines = 1;
+	const char *s = text;
+	for (const char *nl; (nl = memchr(s, '\n', len - (size_t)(s - text))); s = nl + 1) {
+		bf(content, "%ld\t", lines++);
+		badd(content, s, (size_t)(nl - s + 1));
+	}
+	bf(content, "%ld\t", lines);
+	badd(content, s, len - (size_t)(s - text));
+	bs(resp, "{\"type\":\"text\",\"file\":{\"filePath\":");
+	bj(resp, p);
+	bs(resp, ",\"content\":");
+	bjn(resp, text, len);
+	bf(resp, ",\"numLines\":%ld,\"startLine\":1,\"totalLines\":%ld}}", lines, lines);
+	free(text);
+}
+
+/* Run the tool for real: Bash, Write, Edit and Read act; any other tool
+ * answers "ok". */
+static void run_tool(const char *name, J *in, Buf *content, Buf *resp, bool *is_error)
+{
+	*is_error = false;
+	if (!strcmp(name, "Bash"))
+		tool_bash(in, content, resp, is_error);
+	else if (!strcmp(name, "Write"))
+		tool_write(in, content, resp, is_error);
+	else if (!strcmp(name, "Edit"))
+		tool_edit(in, content, resp, is_error);
+	else if (!strcmp(name, "Read"))
+		tool_read(in, content, resp, is_error);
+	else {
+		bs(content, "ok");
+		bs(resp, "\"ok\"");
+	}
+}
+
+static void timestamp(char *out, size_t cap)
+{
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	struct tm tm;
 	gmtime_r(&ts.tv_sec, &tm);
-	char stamp[96];
-	snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+	snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+}
+
+/* The turn ends after a hook said continue: false: the result is empty. */
+static void hook_stopped(void) __attribute__((noreturn));
+static void hook_stopped(void)
+{
+	r.result.n = 0;
+	r.stop_reason = "tool_use";
+	r.terminal = "hook_stopped";
+	emit_result(false, 0, r.answered + 1, r.spent, r.answered * r.in_tok, r.answered * r.out_tok);
+	exit(0);
+}
+
+/* A tool call's name, id and input as members of a JSON object (each
+ * after a comma), under the keys and in the order the line at hand gives
+ * them: `keys` is "KEY=n,KEY=i,KEY=x" for the name, id and input. */
+static void call_fields(Buf *b, const char *keys, const char *name, const char *tid, const J *in)
+{
+	for (const char *k = keys; *k;) {
+		size_t n = strcspn(k, "=");
+		bs(b, ",\"");
+		badd(b, k, n);
+		bs(b, "\":");
+		if (k[n + 1] == 'n')
+			bj(b, name);
+		else if (k[n + 1] == 'i')
+			bj(b, tid);
+		else
+			jdump(b, in);
+		k += n + 2;
+		k += *k == ',';
+	}
+}
+
+/* as the CLI orders them in a hook's input, and in permission_denials */
+#define HOOK_KEYS "tool_name=n,tool_input=x,tool_use_id=i"
+#define DENIAL_KEYS "tool_name=n,tool_use_id=i,tool_input=x"
+
+/* One API call asking for tool `name` with input `in` (owned), then the
+ * call itself as the CLI makes it: PreToolUse hooks, the tool, PostToolUse
+ * or PostToolUseFailure hooks, and the tool_result line. */
+static void tool_call(const char *name, J *in)
+{
+	char tid[48];
+	rid(tid, sizeof tid, "toolu_fake_");
+	Buf blk = {0}, content = {0}, resp = {0}, extra = {0}, why = {0}, rec = {0};
+	Outcome pre = {0}, post = {0};
+	bs(&blk, "{\"type\":\"tool_use\"");
+	call_fields(&blk, "id=i,name=n,input=x", name, tid, in);
+	bs(&blk, "}");
+	emit_assistant(blk.p, "tool_use");
+	call_done();
+
+	bool is_error = true;
+	tool_missing(name, &why);
+	if (why.n) {
+		tool_error(&content, &resp, why.p, true);
+		goto reply;
+	}
+	call_fields(&extra, HOOK_KEYS, name, tid, in);
+	run_hooks("PreToolUse", name, extra.p, &pre);
+	if (pre.deny || pre.block) {
+		/* the result lists the call in permission_denials either way */
+		if (r.denials.n)
+			bs(&r.denials, ",");
+		size_t at = r.denials.n;
+		call_fields(&r.denials, DENIAL_KEYS, name, tid, in);
+		r.denials.p[at] = '{';
+		bs(&r.denials, "}");
+	}
+	if (pre.deny || (pre.block && !pre.exit2)) {
+		/* decision "block" is the older spelling of a deny */
+		Buf *reason = pre.deny ? &pre.reason : &pre.text;
+		tool_error(&content, &resp, reason->p ? reason->p : "", false);
+		goto reply;
+	}
+	if (pre.block) {
+		Buf e = {0};
+		bf(&e, "PreToolUse:%s hook error: %s", name, pre.said.p);
+		tool_error(&content, &resp, e.p, false);
+		free(e.p);
+		goto reply;
+	}
+	if (pre.updated) {
+		jfree(in);
+		in = pre.updated;
+		pre.updated = NULL;
+	}
+	run_tool(name, in, &content, &resp, &is_error);
+	extra.n = 0;
+	if (is_error) {
+		call_fields(&extra, HOOK_KEYS, name, tid, in);
+		bs(&extra, ",\"error\":");
+		bjn(&extra, content.p, content.n);
+		bs(&extra, ",\"is_interrupt\":false");
+	} else {
+		call_fields(&extra, "tool_name=n,tool_input=x", name, tid, in);
+		bs(&extra, ",\"tool_response\":");
+		bs(&extra, resp.p);
+		call_fields(&extra, "tool_use_id=i", name, tid, in);
+	}
+	run_hooks(is_error ? "PostToolUseFailure" : "PostToolUse", name, extra.p, &post);
+	if (post.block) {
+		Buf c = {0};
+		bf(&c, "%s:%s hook blocking error from command: \"%s\": %s", is_error ? "PostToolUseFailure" : "PostToolUse",
+		   name, post.cmd, post.text.p);
+		record_context(c.p);
+		free(c.p);
+	}
+reply:;
+	char u[37], stamp[96];
+	uuid4(u);
+	timestamp(stamp, sizeof stamp);
 	Buf *b = &r.line;
 	bs(b, "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":");
 	bj(b, tid);
@@ -1473,23 +2535,141 @@ static void step_bash(void)
 	bs(b, ",\"timestamp\":");
 	bj(b, stamp);
 	bs(b, ",\"tool_use_result\":");
-	if (o.no_bash)
-		bj(b, "Error: No such tool available: Bash");
-	else {
-		bs(b, "{\"stdout\":");
-		bjn(b, so.p ? so.p : "", so.n);
-		bs(b, ",\"stderr\":");
-		bjn(b, se.p ? se.p : "", se.n);
-		bs(b, ",\"interrupted\":false,\"isImage\":false}");
-	}
+	bs(b, resp.p);
 	bs(b, "}");
 	out_line(false);
-	free(blk.p);
-	free(so.p);
-	free(se.p);
-	free(content.p);
 
+	bs(&rec, ",\"kind\":\"tool_result\"");
+	call_fields(&rec, "tool=n,tool_use_id=i,input=x", name, tid, in);
+	bs(&rec, ",\"text\":");
+	bjn(&rec, content.p, content.n);
+	bs(&rec, ",\"is_error\":");
+	bbool(&rec, is_error);
+	record(rec.p);
+
+	bool stop = pre.stop || post.stop;
+	jfree(in);
+	outcome_free(&pre);
+	outcome_free(&post);
+	free(blk.p);
+	free(content.p);
+	free(resp.p);
+	free(extra.p);
+	free(why.p);
+	free(rec.p);
+	if (stop)
+		hook_stopped();
+}
+
+static void step_reply(void);
+
+static void step_tool(void)
+{
+	tool_call(r.tool.p, r.tool_input);
+	r.tool_input = NULL;
 	step_reply();
+}
+
+/* A Bash tool call of command cmd[0..n). */
+static void bash_call(const char *cmd, size_t n, const char *description)
+{
+	Buf in = {0};
+	bs(&in, "{\"command\":");
+	bjn(&in, cmd, n);
+	bs(&in, ",\"description\":");
+	bj(&in, description);
+	bs(&in, "}");
+	tool_call("Bash", jparse(in.p, in.n));
+	free(in.p);
+}
+
+static void step_bash(void)
+{
+	bash_call(r.cmd.p ? r.cmd.p : "", r.cmd.n, "Run the command");
+	step_reply();
+}
+
+/* calls N => TEXT: N-1 Bash calls of `true` (hooks see them as any call),
+ * then TEXT; each is paid as one API call. */
+static void step_calls(void)
+{
+	for (long i = 1; i < r.calls; i++)
+		bash_call("true", 4, "Nothing");
+	step_reply();
+}
+
+/* UserPromptSubmit hooks, before the first API call: a block ends the
+ * invocation with the CLI's message as its result, and no call is made. */
+static void prompt_hooks(void)
+{
+	Outcome oc = {0};
+	Buf extra = {0};
+	bs(&extra, ",\"prompt\":");
+	bj(&extra, o.prompt);
+	run_hooks("UserPromptSubmit", NULL, extra.p, &oc);
+	free(extra.p);
+	if (!oc.block) {
+		outcome_free(&oc);
+		return;
+	}
+	r.result.n = 0;
+	bf(&r.result, "UserPromptSubmit operation blocked by hook:\n%s\n\nOriginal prompt: %s", oc.said.p, o.prompt);
+	char u[37];
+	uuid4(u);
+	Buf *b = &r.line;
+	bs(b, "{\"type\":\"system\",\"subtype\":\"informational\",\"content\":");
+	bjn(b, r.result.p, r.result.n);
+	bs(b, ",\"level\":\"warning\",\"prevent_continuation\":true,\"uuid\":");
+	bj(b, u);
+	bs(b, ",\"session_id\":");
+	bj(b, r.sid);
+	bs(b, "}");
+	out_line(false);
+	r.stop_reason = r.terminal = ""; /* no API call: neither is known */
+	emit_result(false, 0, 0, 0, 0, 0);
+	exit(0);
+}
+
+/* Stop hooks after the last message: a block feeds its reason back and
+ * the model answers again (the same text), as the real CLI, which gave up
+ * after nine such rounds. */
+static void stop_hooks(const char *text, size_t n)
+{
+	for (int round = 0; round < 10; round++) {
+		Outcome oc = {0};
+		Buf extra = {0};
+		bs(&extra, ",\"stop_hook_active\":");
+		bbool(&extra, round > 0);
+		bs(&extra, ",\"last_assistant_message\":");
+		bjn(&extra, text, n);
+		run_hooks("Stop", NULL, extra.p, &oc);
+		free(extra.p);
+		bool again = oc.block && round < 9;
+		if (again) {
+			char u[37], stamp[96];
+			uuid4(u);
+			timestamp(stamp, sizeof stamp);
+			Buf fb = {0}, *b = &r.line;
+			bf(&fb, "Stop hook feedback:\n%s", oc.said.p);
+			bs(b, "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":");
+			bjn(b, fb.p, fb.n);
+			bs(b, "}]},\"parent_tool_use_id\":null,\"session_id\":");
+			bj(b, r.sid);
+			bs(b, ",\"uuid\":");
+			bj(b, u);
+			bs(b, ",\"timestamp\":");
+			bj(b, stamp);
+			bs(b, ",\"isSynthetic\":true}");
+			out_line(false);
+			record_context(fb.p);
+			free(fb.p);
+		}
+		outcome_free(&oc);
+		if (!again)
+			return;
+		emit_text(text, n);
+		call_done();
+	}
 }
 
 /* The last call of a turn: the text, then the result. */
@@ -1497,33 +2677,9 @@ static void step_reply(void)
 {
 	emit_text(r.text.p ? r.text.p : "", r.text.n);
 	call_done();
+	stop_hooks(r.text.p ? r.text.p : "", r.text.n);
 	badd(&r.result, r.text.p ? r.text.p : "", r.text.n);
 	emit_result(false, 0, r.answered, r.spent, r.answered * r.in_tok, r.answered * r.out_tok);
-}
-
-/* calls N => TEXT: N-1 tool calls that do nothing, then TEXT; each call
- * is paid as one API call. */
-static void step_calls(void)
-{
-	for (long i = 1; i < r.calls; i++) {
-		char tid[48];
-		rid(tid, sizeof tid, "toolu_fake_");
-		Buf blk = {0};
-		bs(&blk, "{\"type\":\"tool_use\",\"id\":");
-		bj(&blk, tid);
-		bs(&blk, ",\"name\":\"Bash\",\"input\":{\"command\":\"true\",\"description\":\"Nothing\"}}");
-		emit_assistant(blk.p, "tool_use");
-		free(blk.p);
-		call_done();
-		Buf *b = &r.line;
-		bs(b, "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":");
-		bj(b, tid);
-		bs(b, ",\"type\":\"tool_result\",\"content\":\"(Bash completed with no output)\",\"is_error\":false}]}");
-		tail();
-		bs(b, "}");
-		out_line(false);
-	}
-	step_reply();
 }
 
 int main(int argc, char **argv)
@@ -1560,6 +2716,17 @@ int main(int argc, char **argv)
 			fail(1, "Error: --max-budget-usd must be a positive number");
 		r.cap = v;
 	}
+	if (o.max_turns) {
+		char *end;
+		long v = strtol(o.max_turns, &end, 10);
+		r.max_turns = *o.max_turns && !*end && v > 0 ? v : 0;
+	}
+	load_settings();
+	if (hk.n) {
+		signal(SIGTERM, on_stop);
+		signal(SIGINT, on_stop);
+		signal(SIGHUP, on_stop);
+	}
 	resolve_model();
 	static const char *const efforts[] = {"low", "medium", "high", "xhigh", "max", NULL};
 	r.effort = "high";
@@ -1591,6 +2758,7 @@ int main(int argc, char **argv)
 	write_log();
 
 	emit_init();
+	prompt_hooks();
 	const char *delay = getenv("FAKE_CLAUDE_DELAY_MS");
 	if (delay && *delay)
 		sleep_s(strtod(delay, NULL) / 1000);
@@ -1598,6 +2766,7 @@ int main(int argc, char **argv)
 	case S_ERROR: step_error(); break;
 	case S_LIMIT: step_limit(); break;
 	case S_BASH: step_bash(); break;
+	case S_TOOL: step_tool(); break;
 	case S_CALLS: step_calls(); break;
 	case S_HANG:
 		sleep_s(r.secs);

@@ -263,5 +263,14 @@ refuse_each("embedded", { run = function() return raymond.embedded("hooks/") end
 refuse_each("printable", {
   run = function() return raymond.printable(("\27[2J caf\195\169 \226\130"):rep(500)) end,
 })
+-- Only in luarun: tests/unit/test_boundary.c has no loop, so no bridge.
+if raymond.bridge_listen then refuse_each("bridge_listen, close and exe_path", {
+  run = function()
+    local srv = assert(raymond.bridge_listen(DIR .. "/bridge.sock", print))
+    srv:close()
+    return raymond.stat(DIR .. "/bridge.sock"), raymond.exe_path()
+  end,
+  cleanup = function() os.remove(DIR .. "/bridge.sock") end,
+}) end
 
 assert(raymond.rmtree(DIR))

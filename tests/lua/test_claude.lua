@@ -83,6 +83,31 @@ T.test("the argv: permissions, model, effort, session flags, budget, -- and no p
     .. "--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit --")
 end)
 
+T.test("a turn that reached --max-turns is its own outcome, not a transient error to retry", function()
+  for _, exit in ipairs({ 0, 1 }) do
+    local st = read({
+      '{"type":"system","subtype":"init","session_id":"s1"}',
+      '{"type":"assistant","message":{"content":[{"type":"text","text":"still working"}]}}',
+      '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":3,"total_cost_usd":0.5}',
+    })
+    local out = claude.outcome({ exit = exit }, st)
+    T.eq(out.kind, "max_turns", "exit " .. exit)
+    T.eq(out.cost, 0.5, "its cost is counted")
+  end
+end)
+
+T.test("the argv: a state's agent settings, each rule an argument, all before --", function()
+  local a = claude.argv({ claude = "claude", skip_permissions = true, session = { mode = "fresh", id = "S" },
+    allowed_tools = { "Read", "Bash(git log:*)" }, disallowed_tools = { "Bash(rm -rf:*)", "WebFetch" },
+    permission_mode = "plan", mcp_config = '{"mcpServers":{}}', append_system_prompt = "- be brief",
+    max_turns = 7 })
+  T.same(a, { "claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "plan",
+    "--session-id", "S", "--allowedTools", "Read", "Bash(git log:*)", "--mcp-config", '{"mcpServers":{}}',
+    "--append-system-prompt=- be brief", "--max-turns", "7",
+    "--disallowed-tools", "EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit", "Bash(rm -rf:*)", "WebFetch",
+    "--" })
+end)
+
 T.test("tool calls reach on_tool, text does not", function()
   local tools = {}
   local st = claude.reader(nil, nil, function(b) tools[#tools + 1] = b.name end)

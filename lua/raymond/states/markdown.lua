@@ -24,8 +24,17 @@
 -- answered by re-prompting the same session with a reminder, up to three
 -- invocations; a single non-result transition is used implicitly when no
 -- tag is emitted.  Without a policy a missing or doubled tag is an error.
+--
+-- Agent settings.  The frontmatter's allowed_tools, disallowed_tools,
+-- permission_mode, mcp_config, append_system_prompt and max_turns
+-- (raymond.policy) go into the invocation, PreState hooks may replace
+-- them, and they are checked once more, the MCP file read through the
+-- run's scope, before the first launch; a bad one fails the state naming
+-- the file or the hook that gave it.  A turn that reaches max_turns fails
+-- the state: another attempt would only run out of turns again.
 
 local raymond = require("raymond")
+local bridge = require("raymond.bridge")
 local claude = require("raymond.claude")
 local console = require("raymond.console")
 local executor = require("raymond.executor")
@@ -111,27 +120,51 @@ end
 
 -- One launch of the CLI, opened and closed as a turn of the run (its
 -- budget share reserved before, its cost counted after, however it ended).
-local function spawn(run, agent, inv, turn)
+-- What the stream's tool calls are shown as, and told to the gate.
+local function on_tool(agent, gate)
+  local show = not console.quiet
+  if not show and not gate then return nil end
+  return function(block)
+    if gate then gate:saw_use(block) end
+    local line = show and claude.tool_line(block, agent.cwd)
+    if line then console.activity(agent.id, line) end
+  end
+end
+
+local function spawn(run, agent, inv, turn, meta)
   local launch = run.rec.launch
+  -- The tool policy first: a turn the hooks want to watch never runs
+  -- without them.
+  local gate, gerr = bridge.open(run, agent, meta)
+  if gerr then return { kind = "fatal", msg = gerr, cost = 0 } end
   local info = { id = turn.id, purpose = "state", model = inv.model, max_budget_usd = inv.max_budget_usd }
   local entry = run:open_turn(agent, turn.id, info)
-  if not entry then return { kind = "stopped", cost = 0 } end
+  if not entry then
+    if gate then gate:close() end
+    return { kind = "stopped", cost = 0 }
+  end
   local spec = {
     claude = launch.claude or "claude", model = inv.model, effort = inv.effort,
     skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = entry.cap,
+    settings = gate and gate.settings,
   }
+  for k, v in pairs(inv.agent_settings) do spec[k] = v end
   local argv = claude.argv(spec)
   local reader = claude.reader(not console.quiet and function(t)
     for line in t:gmatch("[^\n]+") do console.activity(agent.id, line) end
-  end or nil, function(usd) run:saw(entry, usd) end, not console.quiet and function(block)
-    local line = claude.tool_line(block, agent.cwd)
-    if line then console.activity(agent.id, line) end
-  end or nil)
+  end or nil, function(usd) run:saw(entry, usd) end, on_tool(agent, gate),
+    gate and function(block) gate:saw_result(block) end)
   local res, step = executor.run(run, {
     argv = argv, stdin = inv.prompt, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line, lines_max = claude.LINE_MAX,
-    name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt },
+    name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt }, env = gate and gate.env,
+    hold = gate and gate.hold,
   })
+  if gate then gate:close() end
   local out = claude.outcome(res, reader)
+  if gate and gate.prompt_blocked and out.kind ~= "stopped" then
+    out.kind, out.msg = "fatal", gate.prompt_blocked
+    out.hint = "change the prompt or the hook, then continue with: raymond --resume " .. run.rec.id
+  end
   if step then
     step:finish({
       duration = res.duration, exit = res.exit, signal = res.signal,
@@ -149,7 +182,7 @@ end
 -- cap of its own), after retries, session fixes, usage-limit waits and
 -- continuations of a turn that used its share of the budget; or nil and
 -- an error; or nil, nil.
-local function invoke(run, agent, inv)
+local function invoke(run, agent, inv, meta)
   local rec = run.rec
   local failures, fixes = 0, 0
   while true do
@@ -160,10 +193,17 @@ local function invoke(run, agent, inv)
       raymond.mark_dirty()
     end
     local turn = plan(agent)
-    local out = spawn(run, agent, inv, turn)
+    local out = spawn(run, agent, inv, turn, meta)
     if out.kind == "ok" or (out.kind == "budget" and not out.shared) then return out end
     if out.kind == "stopped" then return nil, nil end
     if out.kind == "fatal" then return nil, { msg = out.msg, detail = console.tail(out.stderr, 10), hint = out.hint } end
+    if out.kind == "max_turns" then
+      -- Another attempt would only take as many turns again.
+      return nil, { msg = string.format("%s reached max_turns (%s) before it finished: the model was still "
+        .. "at work when its turns ran out", agent.state, tostring(inv.agent_settings.max_turns)),
+        hint = string.format("raise max_turns in %s (or split the work into smaller states), then: "
+          .. "raymond --resume %s", agent.state, rec.id) }
+    end
     if out.kind == "budget" then
       -- The turn used its share of the budget: it goes on in the same
       -- session with a new share, until the budget cannot pay for one.
@@ -213,6 +253,47 @@ local function invoke(run, agent, inv)
   end
 end
 
+-- Setting `key`'s value `v` as the CLI takes it, the MCP configuration
+-- read through the run's scope; or nil and why not.
+local function setting(run, key, v)
+  local val, why = policy.setting(key, v)
+  if val ~= nil and key == "mcp_config" then return policy.mcp_text(run.scope, val) end
+  return val, why
+end
+
+-- Whether the hook file of handler `where` ("file:line") says on_error = "warn".
+local function lenient(run, where)
+  for _, f in ipairs(run.hooks and run.hooks.files or {}) do
+    if where:sub(1, #f.name + 1) == f.name .. ":" then return f.on_error == "warn" end
+  end
+  return false
+end
+
+-- The agent settings of `inv` as the CLI takes them; or nil and a message
+-- naming the state file, or the PreState hook (`by`, field -> "file:line")
+-- that set the bad value.  A bad value from a file that says on_error =
+-- "warn" is reported and the frontmatter's (`own`) used instead.
+local function agent_settings(run, agent, inv, by, own)
+  local out = {}
+  for _, s in ipairs(policy.SETTINGS) do
+    local v, from = inv[s.key], by[s.field]
+    local val, why = setting(run, s.key, v)
+    if v ~= nil and val == nil and from and lenient(run, from) then
+      console.warn("%s: PreState decision field '%s' %s (ignored: the file says on_error = \"warn\")", from,
+        s.field, why)
+      v, from = own[s.key], nil
+      val, why = setting(run, s.key, v)
+    end
+    if v ~= nil and val == nil and from then
+      return nil, string.format("%s: PreState decision field '%s' %s", from, s.field, why)
+    elseif v ~= nil and val == nil then
+      return nil, string.format("%s: %s %s", console.rel(run.scope.path .. "/" .. agent.state, run.cwd), s.key, why)
+    end
+    out[s.key] = val
+  end
+  return out
+end
+
 -- An error table from invoke() or judge() as an outcome; nil: stopped.
 local function failed(err)
   if not err then return states.STOPPED end
@@ -229,15 +310,21 @@ function M.run(run, agent)
     prompt = template.render(body, vars), model = pol.model or launch.model,
     effort = pol.effort or launch.effort, timeout = pol.timeout or launch.timeout,
   }
+  local own = pol.settings
+  if own.append_system_prompt then own.append_system_prompt = template.render(own.append_system_prompt, vars) end
+  for k, v in pairs(own) do inv[k] = v end
   if agent.context then inv.prompt = inv.prompt .. "\n\n" .. agent.context end
   local pre = run:decide("PreState", agent, { kind = "markdown", invocation = inv, frontmatter = meta }, inv)
   if not pre then return states.STOPPED end
   if pre.kind == "transition" then return states.transition(pre.transition) end
   if pre.kind == "error" then return states.error(pre.msg) end
+  local settings, serr = agent_settings(run, agent, inv, pre.by, own)
+  if not settings then return states.error(serr, nil, "correct it, then: raymond --resume " .. rec.id) end
+  inv.agent_settings = settings
   local base_prompt = inv.prompt
   local state_cost = 0 -- every attempt of this state, reminders included
   for attempt = 1, M.ATTEMPTS do
-    local out, err = invoke(run, agent, inv)
+    local out, err = invoke(run, agent, inv, meta)
     if not out then return failed(err) end
     -- The id raymond chose is the conversation's id in every mode (fresh,
     -- resumed, branched), and it is the one already on disk.
