@@ -164,4 +164,28 @@ test_expect_success 'disallowed_tools reaches the CLI: the tool is gone from the
 	! grep -q WebFetch tools
 '
 
+test_expect_success 'deny_commands in frontmatter, no Lua: the push is denied, other commands run' '
+	git_pair &&
+	mkdir -p work/wf &&
+	cat >work/wf/START.md <<-\EOS &&
+	---
+	deny_commands: ["git push*"]
+	---
+	ship it p8
+	MOCK: bash git push origin HEAD:refs/heads/main => <goto>NEXT</goto>
+	EOS
+	cat >work/wf/NEXT.md <<-\EOS &&
+	---
+	deny_commands: ["git push*"]
+	---
+	note it p8
+	MOCK: bash touch noted.txt => <result>noted p8</result>
+	EOS
+	(cd work && raymond wf --dangerously-skip-permissions >../out 2>../err) &&
+	same "$(cat out)" "noted p8" &&
+	same "$(git -C remote.git for-each-ref | wc -l)" 0 &&
+	test -e work/noted.txt &&
+	tool_results_for "ship it p8" | grep -F "deny_commands rule \"git push*\" of START.md forbids: git push origin HEAD:refs/heads/main"
+'
+
 test_done
