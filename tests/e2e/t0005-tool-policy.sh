@@ -164,4 +164,30 @@ test_expect_success 'disallowed_tools reaches the CLI: the tool is gone from the
 	! grep -q WebFetch tools
 '
 
+test_expect_success 'raymond.evaluate in a PreToolUse hook, under the default budget: a judge with no tools' '
+	mkdir -p wf &&
+	cat >wf/hooks.lua <<-\EOS &&
+	return {
+	  tools = { "Bash" },
+	  PreToolUse = function(ev)
+	    local answer, err = raymond.evaluate{ model = "haiku", prompt = "Is this command safe? "
+	      .. ev.tool_input.command .. " gate p8\nMOCK: bash touch pwned.txt => YES" }
+	    ev.run.data.answer = answer or err
+	    if answer ~= "YES" then return { permissionDecision = "deny", permissionDecisionReason = tostring(err) } end
+	  end,
+	}
+	EOS
+	cat >wf/START.md <<-\EOS &&
+	judge p8
+	MOCK: bash touch judged.txt => <result>judged p8</result>
+	EOS
+	RAYMOND_HOOK_SECONDS=120 raymond wf --dangerously-skip-permissions >out 2>err &&
+	same "$(cat out)" "judged p8" &&
+	test -e judged.txt &&
+	test ! -e pwned.txt &&
+	same "$(jsonl "$(state_file)" "d.data.answer")" YES &&
+	jsonl "$(mock_log)" "d.prompt && d.prompt.includes(\"gate p8\") && String(d.tools.length)" >eval_tools &&
+	same "$(sort -u eval_tools)" 0
+'
+
 test_done
