@@ -12,6 +12,15 @@
 -- agents share what is left until none can pay for a turn.  The run also
 -- stops once its cost went past the budget.
 --
+-- A turn whose tool calls go to hooks (turn.tool_hooks) is paused while
+-- they decide, and a hook's raymond.evaluate then opens a turn of its
+-- own.  That turn cannot wait for the paused one, which waits for it; so
+-- the paused turn is given HOOKS_KEEP less than its share, left free for
+-- what its hooks evaluate, and a turn that finds too little free with
+-- only paused turns in flight (run.paused_turns) stops the run like any
+-- other.  Nothing is lent out of a reservation: the paused turn's CLI
+-- may still spend all of its cap once the hook has answered.
+--
 -- The CLI checks its cap after each API call, so a turn may pass its share
 -- by the cost of one call: the run's total stays within the budget plus
 -- one API call for each turn that was running when the budget ran out.
@@ -23,6 +32,11 @@
 -- The least a turn is launched with: a cent, about what one short API call
 -- costs; with less left the run stops instead.
 local MIN_TURN = 0.01
+
+-- The part of its share a turn with tool hooks leaves free for their
+-- raymond.evaluate calls; what they do not use is shared again by the
+-- next turns.
+local HOOKS_KEEP = 0.1
 
 local function budget(ev)
   local b = ev.run.budget_usd
@@ -37,9 +51,11 @@ local function usd(x)
   return tonumber(s) == x and s or string.format("%.4f", x)
 end
 
--- A stop decision with the resume command's raised budget.
-local function stop(ev, b, why)
-  local more = math.ceil((ev.run.cost_usd + b) * 100) / 100
+-- A stop decision with the resume command's raised budget: what was
+-- spent, and `held` (what turns in flight reserved, when that is why no
+-- turn can launch), on top of the budget given.
+local function stop(ev, b, why, held)
+  local more = math.ceil((ev.run.cost_usd + (held or 0) + b) * 100) / 100
   return { continue = false, stopReason = why, resumeArgs = string.format("--budget %.2f", more) }
 end
 
@@ -50,15 +66,21 @@ return {
     local r = ev.run
     local free = b - r.cost_usd - r.reserved_usd
     if free < MIN_TURN then
-      -- Turns in flight may give back what they reserved and did not use.
-      if r.open_turns > 0 then return { waitForTurns = true } end
+      -- Turns in flight may give back what they reserved and did not use;
+      -- not those paused in a tool hook, which may be waiting for this
+      -- very turn.
+      local paused = r.paused_turns or 0
+      if r.open_turns > paused then return { waitForTurns = true } end
       return stop(ev, b, string.format("budget exhausted: spent $%.4f and $%.4f reserved by %d turn(s) in "
-        .. "flight, of the $%s budget; a turn needs at least $%s", r.cost_usd, r.reserved_usd,
-        r.open_turns, usd(b), usd(MIN_TURN)))
+        .. "flight%s, of the $%s budget; a turn needs at least $%s", r.cost_usd, r.reserved_usd,
+        r.open_turns, paused > 0 and string.format(" (%d paused in a tool hook)", paused) or "",
+        usd(b), usd(MIN_TURN)), r.reserved_usd)
     end
     -- Every agent without a turn in flight may want one now.
     local waiting = math.max(1, r.agents - r.open_turns)
-    return { maxBudgetUsd = math.min(free, math.max(MIN_TURN, free / waiting)) }
+    local share = math.min(free, math.max(MIN_TURN, free / waiting))
+    if ev.turn.tool_hooks then share = math.max(math.min(MIN_TURN, free), share * (1 - HOOKS_KEEP)) end
+    return { maxBudgetUsd = share }
   end,
 
   Cost = function(ev)

@@ -16,6 +16,8 @@
 --   gate.prompt_blocked
 --                   set when a UserPromptSubmit hook refused the prompt: the
 --                   turn's result is no reply, and the state fails with this
+--   gate.turn       the key of the turn it gates, once opened: the turn is
+--                   paused while its hooks decide (Run:pause)
 --   gate:close()    after the turn: its secret is revoked
 --   bridge.close(run)  at the end of the run: the socket goes
 --
@@ -254,7 +256,11 @@ local function decide(gate, body)
   for _, f in ipairs(e.fields) do
     if f ~= "frontmatter" and ev[f] ~= nil then fields[f] = ev[f] end
   end
+  -- The turn waits for this answer: what its hooks open meanwhile (a
+  -- raymond.evaluate) must not wait for it (raymond.run, Run:pause).
+  if gate.turn then run:pause(gate.turn, 1) end
   local d, err = run:emit(name, agent, fields, function(file) return chosen[file] end)
+  if gate.turn then run:pause(gate.turn, -1) end
   if not d then return 2, (err or "the run is stopping") .. DENIED end
   if d.updatedInput and d.permissionDecision ~= "deny" and d.continue ~= false then
     local why = M.check_input(tool, d.updatedInput)

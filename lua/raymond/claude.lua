@@ -6,7 +6,7 @@
 --          (--permission-mode P | --dangerously-skip-permissions | --permission-mode acceptEdits)
 --          [--model M] [--effort E]
 --          (--session-id NEW | --resume ID | --resume FROM --fork-session --session-id NEW)
---          [--max-budget-usd R] [--settings JSON]
+--          [--max-budget-usd R] [--settings JSON] [--tools "" --strict-mcp-config]
 --          [--allowedTools RULE...] [--mcp-config JSON] [--append-system-prompt=TEXT] [--max-turns N]
 --          --disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit [RULE...]
 --          --
@@ -60,7 +60,8 @@ local transient_status = { [429] = true, [500] = true, [502] = true, [503] = tru
 -- id=, from=}, max_budget_usd; and a state's agent settings
 -- (raymond.policy): allowed_tools and disallowed_tools (lists of rules),
 -- permission_mode (which replaces skip_permissions' choice), mcp_config
--- (the JSON text), append_system_prompt, max_turns.
+-- (the JSON text), append_system_prompt, max_turns; no_tools: the turn
+-- gets no built-in tool and no MCP server (raymond.evaluate's).
 function M.argv(spec)
   local a = { spec.claude, "-p", "--output-format", "stream-json", "--verbose" }
   local function add(...) for _, x in ipairs({ ... }) do a[#a + 1] = x end end
@@ -75,6 +76,7 @@ function M.argv(spec)
   elseif s.mode == "branch" then add("--resume", s.from, "--fork-session", "--session-id", s.id) end
   if spec.max_budget_usd then add("--max-budget-usd", string.format("%.4f", spec.max_budget_usd)) end
   if spec.settings then add("--settings", spec.settings) end
+  if spec.no_tools then add("--tools", "", "--strict-mcp-config") end
   -- Each rule is an argument of its own (a rule may hold a comma or a
   -- space), and a text that begins with "-" stays the option's value.
   if spec.allowed_tools and #spec.allowed_tools > 0 then add("--allowedTools", table.unpack(spec.allowed_tools)) end

@@ -15,8 +15,12 @@
 -- closed once the call has ended, at the usage its stream showed
 -- (raymond.run, call_hooks), with a warning instead of a Cost event.
 -- A PreTurn or Cost handler cannot evaluate: that turn would need a
--- PreTurn of its own.  Commands run in the directory raymond was started from
--- unless `cwd` says otherwise.
+-- PreTurn of its own.  Its turn has no tools (no built-in tool, no MCP
+-- server) and so needs no permissions: a prompt that quotes what a model
+-- wrote, a tool call's input, cannot talk it into running anything.  A
+-- tool hook's evaluation never waits for the turn paused in that hook
+-- (raymond.run, Run:pause).  Commands run in the directory raymond was
+-- started from unless `cwd` says otherwise.
 
 local raymond = require("raymond")
 local claude = require("raymond.claude")
@@ -82,9 +86,8 @@ function M.new(run)
     -- ends (raymond.run).
     local timeout, cut = bounded(t.timeout or launch.timeout)
     local spec = {
-      claude = launch.claude, model = t.model, effort = t.effort,
-      skip_permissions = launch.skip_permissions, session = { mode = "fresh", id = id },
-      max_budget_usd = entry.cap,
+      claude = launch.claude, model = t.model, effort = t.effort, no_tools = true,
+      session = { mode = "fresh", id = id }, max_budget_usd = entry.cap,
     }
     local reader = claude.reader(nil, function(usd) run:saw(entry, usd) end)
     local res = executor.run(run, {

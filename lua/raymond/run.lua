@@ -27,7 +27,9 @@
 --          --max-budget-usd), have it wait until a turn in flight ends
 --          (waitForTurns), or stop the run; the cap is reserved in
 --          rec.open_turns, so turns in parallel see each other's
---          reservations (run.reserved_usd in every event)
+--          reservations (run.reserved_usd in every event); a turn
+--          paused while its tool hooks decide (Run:pause) is never
+--          waited for, since those hooks may be what opens this turn
 --   close  the reservation is replaced by what the turn cost: the CLI's
 --          total_cost_usd, or, when it gave none (killed, crashed, an
 --          impossible value), the usage its stream showed; Cost hooks
@@ -92,7 +94,7 @@ function Run:event(agent, fields)
     run = { id = rec.id, data = rec.data, cost_usd = rec.cost or 0, budget_usd = rec.launch.budget,
             max_repeats = rec.launch.max_repeats, agents = #rec.agents },
   }
-  ev.run.reserved_usd, ev.run.open_turns = self:reserved()
+  ev.run.reserved_usd, ev.run.open_turns, ev.run.paused_turns = self:reserved()
   if agent then
     ev.agent_id = agent.id
     ev.state = agent.state
@@ -317,13 +319,37 @@ function Run:agent_now()
   return self.emitting[coroutine.running()] or nil
 end
 
--- What the open turns hold: dollars reserved, and how many there are.
+-- What the open turns hold: dollars reserved, how many there are, and
+-- how many of them are paused in a tool hook (Run:pause).
 function Run:reserved()
-  local usd, n = 0, 0
-  for _, t in pairs(self.rec.open_turns) do
+  local usd, n, paused = 0, 0, 0
+  for key, t in pairs(self.rec.open_turns) do
     usd, n = usd + t.usd, n + 1
+    if self:paused(key) then paused = paused + 1 end
   end
-  return usd, n
+  return usd, n, paused
+end
+
+-- Whether turn `key` is paused in its tool hooks: its CLI waits for the
+-- hook bridge's answer, so it spends nothing, and it ends only after the
+-- hooks have decided.  A turn the hooks open meanwhile (raymond.evaluate)
+-- must not wait for it.
+function Run:paused(key)
+  local f = self.flight[key]
+  return f ~= nil and (f.paused or 0) > 0
+end
+
+-- Mark turn `key` paused (`by` 1) or going again (-1): tool events of
+-- one turn may be decided at the same time.
+function Run:pause(key, by)
+  local f = self.flight[key]
+  if f then f.paused = (f.paused or 0) + by end
+end
+
+-- How many open turns may still end and give back what they reserved.
+local function running(run)
+  local _, open, paused = run:reserved()
+  return open - paused
 end
 
 -- Drop turn `key`'s reservation and charge what it cost.  Always run through
@@ -349,15 +375,16 @@ function Run:open_turn(agent, key, turn)
   local set, seen = {}, {}
   while true do
     if not self:decide("PreTurn", agent, { turn = turn }, set, seen) then return nil end
-    local _, open = self:reserved()
-    if not set.wait_for_turns or open == 0 then break end
-    -- Not now: ask again once a turn in flight has ended, or once the
-    -- turns open are found to have nothing running.
+    if not set.wait_for_turns or running(self) == 0 then break end
+    -- Not now: ask again once a turn in flight has ended, once the turns
+    -- open are found to have nothing running, or once every one left is
+    -- paused in a tool hook (waiting for it could wait for ever: it may
+    -- be paused in the very hook that opens this turn).
     set = {}
     local closed = self.turns_closed
     repeat
       if not raymond.sleep(0.2) then return nil end
-    until self.turns_closed ~= closed or self:close_lost() > 0
+    until self.turns_closed ~= closed or self:close_lost() > 0 or running(self) == 0
   end
   local share, own = set.max_budget_usd, turn.max_budget_usd
   local cap = share or own

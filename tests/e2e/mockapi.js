@@ -57,7 +57,8 @@
 //
 // Requests that use no step:
 //   - session titles (no tools; output_config.format json_schema with a
-//     title, or a system/prompt asking for a title): {"title": "Mock title"}
+//     title, or a system/prompt asking for a title, without the main
+//     prompt's environment section): {"title": "Mock title"}
 //   - the last user message carries a tool_result: the bash step's TEXT
 //   - the CLI's nudge after an empty reply (it asks once more in the same
 //     turn, appending "[Your previous response had no visible output...]"):
@@ -226,6 +227,10 @@ function isTitleRequest(body) {
     if (props && props.title) return true;
   }
   const sys = systemText(body.system);
+  // A turn given no tools (raymond.evaluate's, --tools "") still has the
+  // CLI's whole system prompt, which mentions titles; a title request has
+  // no environment section.
+  if (sys.includes('Primary working directory')) return false;
   const last = (body.messages || []).filter((m) => m && m.role === 'user').pop();
   const text = sys + '\n' + textsOf(last).join('\n');
   return /\btitle\b/i.test(text);

@@ -61,6 +61,9 @@ test_expect_success 'raymond.evaluate in a PreTransition hook: a fresh haiku tur
 	field_of "write the change h1" "d.session" >s_state &&
 	! cmp -s s_eval s_state &&
 	! field_of "write the change h1" "d.model" | grep -qi haiku &&
+	# The evaluation is offered no tools at all; the state turn is.
+	same "$(field_of "gate h1" "d.tools.length")" 0 &&
+	field_of "write the change h1" "d.tools.length" | grep -qv "^0$" &&
 	same "$(jsonl "$(state_file)" "d.data.answer")" APPROVED &&
 	jsonl "$(state_file)" "d.data.eval_cost > 0 && d.cost > d.data.eval_cost && \"ok\"" | grep -qx ok
 '

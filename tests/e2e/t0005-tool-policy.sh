@@ -164,4 +164,54 @@ test_expect_success 'disallowed_tools reaches the CLI: the tool is gone from the
 	! grep -q WebFetch tools
 '
 
+test_expect_success 'deny_commands in frontmatter, no Lua: the push is denied, other commands run' '
+	git_pair &&
+	mkdir -p work/wf &&
+	cat >work/wf/START.md <<-\EOS &&
+	---
+	deny_commands: ["git push*"]
+	---
+	ship it p9
+	MOCK: bash git push origin HEAD:refs/heads/main => <goto>NEXT</goto>
+	EOS
+	cat >work/wf/NEXT.md <<-\EOS &&
+	---
+	deny_commands: ["git push*"]
+	---
+	note it p9
+	MOCK: bash touch noted.txt => <result>noted p9</result>
+	EOS
+	(cd work && raymond wf --dangerously-skip-permissions >../out 2>../err) &&
+	same "$(cat out)" "noted p9" &&
+	same "$(git -C remote.git for-each-ref | wc -l)" 0 &&
+	test -e work/noted.txt &&
+	tool_results_for "ship it p9" | grep -F "deny_commands rule \"git push*\" of START.md forbids: git push origin HEAD:refs/heads/main"
+'
+
+test_expect_success 'raymond.evaluate in a PreToolUse hook, under the default budget: a judge with no tools' '
+	mkdir -p wf &&
+	cat >wf/hooks.lua <<-\EOS &&
+	return {
+	  tools = { "Bash" },
+	  PreToolUse = function(ev)
+	    local answer, err = raymond.evaluate{ model = "haiku", prompt = "Is this command safe? "
+	      .. ev.tool_input.command .. " gate p8\nMOCK: bash touch pwned.txt => YES" }
+	    ev.run.data.answer = answer or err
+	    if answer ~= "YES" then return { permissionDecision = "deny", permissionDecisionReason = tostring(err) } end
+	  end,
+	}
+	EOS
+	cat >wf/START.md <<-\EOS &&
+	judge p8
+	MOCK: bash touch judged.txt => <result>judged p8</result>
+	EOS
+	RAYMOND_HOOK_SECONDS=120 raymond wf --dangerously-skip-permissions >out 2>err &&
+	same "$(cat out)" "judged p8" &&
+	test -e judged.txt &&
+	test ! -e pwned.txt &&
+	same "$(jsonl "$(state_file)" "d.data.answer")" YES &&
+	jsonl "$(mock_log)" "d.prompt && d.prompt.includes(\"gate p8\") && String(d.tools.length)" >eval_tools &&
+	same "$(sort -u eval_tools)" 0
+'
+
 test_done

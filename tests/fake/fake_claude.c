@@ -7,7 +7,7 @@
  *       [--effort E] [--session-id UUID] [--resume UUID [--fork-session]]
  *       [--max-budget-usd X] [--disallowed-tools LIST] [--allowed-tools LIST]
  *       [--settings FILE-OR-JSON] [--mcp-config FILE...] [--max-turns N]
- *       [--append-system-prompt TEXT] -- PROMPT
+ *       [--tools LIST] [--append-system-prompt TEXT] -- PROMPT
  *
  * It behaves like the Claude Code CLI 2.1.197: the same flags, stream-json
  * lines, error texts and exit statuses, sessions keyed by id and cwd.  The reply is
@@ -671,7 +671,7 @@ static void jdump(Buf *b, const J *v)
 enum { F_FLAG, F_VAL, F_OPTVAL, F_LIST, F_NOTEMU_FLAG, F_NOTEMU_VAL };
 enum {
 	O_IGNORE, O_PRINT, O_VERBOSE, O_FMT, O_PERM, O_SKIP, O_MODEL, O_EFFORT, O_SID,
-	O_RESUME, O_FORK, O_BUDGET, O_DISALLOW, O_VERSION, O_HELP, O_NOTEMU, O_ALLOW, O_MCP,
+	O_RESUME, O_FORK, O_BUDGET, O_DISALLOW, O_VERSION, O_HELP, O_NOTEMU, O_ALLOW, O_MCP, O_TOOLS,
 	O_SYSPROMPT, O_SETTINGS, O_MAX_TURNS
 };
 
@@ -702,6 +702,7 @@ static const struct opt OPTS[] = {
 	{"--append-system-prompt", 0, F_VAL, O_SYSPROMPT, "--append-system-prompt <prompt>"},
 	{"--settings", 0, F_VAL, O_SETTINGS, "--settings <file-or-json>"},
 	{"--max-turns", 0, F_VAL, O_MAX_TURNS, "--max-turns <turns>"},
+	{"--tools", 0, F_LIST, O_TOOLS, "--tools <tools...>"},
 	{"--version", 'v', F_FLAG, O_VERSION, "-v, --version"},
 	{"--help", 'h', F_FLAG, O_HELP, "-h, --help"},
 	/* accepted and ignored: they change nothing the fake emulates */
@@ -717,18 +718,18 @@ static const struct opt OPTS[] = {
 	{"--include-partial-messages", 0, F_NOTEMU_FLAG, O_NOTEMU, "--include-partial-messages"},
 	{"--replay-user-messages", 0, F_NOTEMU_FLAG, O_NOTEMU, "--replay-user-messages"},
 	{"--json-schema", 0, F_NOTEMU_VAL, O_NOTEMU, "--json-schema <schema>"},
-	{"--tools", 0, F_NOTEMU_VAL, O_NOTEMU, "--tools <tools...>"},
 	{"--agents", 0, F_NOTEMU_VAL, O_NOTEMU, "--agents <json>"},
 	{"--no-session-persistence", 0, F_NOTEMU_FLAG, O_NOTEMU, "--no-session-persistence"},
 	{"--debug", 'd', F_NOTEMU_FLAG, O_NOTEMU, "-d, --debug [filter]"},
 };
 
 static struct {
-	bool print, verbose, skip, fork, resume_given, no_bash;
+	bool print, verbose, skip, fork, resume_given, no_bash, tools_given;
 	const char *fmt, *perm, *model, *effort, *sid, *resume, *budget;
 	const char *append, *settings, *max_turns;
 	/* the values given, as the bodies of JSON arrays (log.jsonl) */
 	Buf allowed, disallowed, mcp;
+	Buf tools; /* --tools: the only built-in tools offered ("" none) */
 	const char *prompt;
 	int nprompt;
 } o;
@@ -768,7 +769,7 @@ static void usage(void)
 	      "Emulated: -p, --output-format, --verbose, --permission-mode,\n"
 	      "--dangerously-skip-permissions, --model, --effort, --session-id, --resume,\n"
 	      "--fork-session, --max-budget-usd, --disallowed-tools, --allowed-tools,\n"
-	      "--settings (command hooks), --mcp-config, --max-turns,\n"
+	      "--settings (command hooks), --mcp-config, --max-turns, --tools,\n"
 	      "--append-system-prompt, --version.\n"
 	      "The reply is scripted by a `MOCK: STEP || ...` line in the prompt\n"
 	      "(tests/README.md); state lives in $FAKE_CLAUDE_DIR.\n",
@@ -815,11 +816,16 @@ static void check_mcp_config(const char *f)
 	     rel ? "/" : "", f);
 }
 
+static bool in_list(const Buf *list, const char *name);
+
 /* A value of a list option: tool lists are split, others kept whole. */
 static void list_value(int id, const char *v)
 {
 	if (id == O_DISALLOW || id == O_ALLOW) {
 		scan_tools(id == O_ALLOW ? &o.allowed : &o.disallowed, v);
+	} else if (id == O_TOOLS) {
+		o.tools_given = true;
+		scan_tools(&o.tools, v);
 	} else if (id == O_MCP) {
 		check_mcp_config(v);
 		if (o.mcp.n)
@@ -1529,7 +1535,8 @@ static void emit_init(void)
 	bj(b, r.cwd);
 	bs(b, ",\"session_id\":");
 	bj(b, r.sid);
-	bs(b, o.no_bash ? ",\"tools\":[]" : ",\"tools\":[\"Bash\"]");
+	bool bash = !o.no_bash && (!o.tools_given || in_list(&o.tools, "Bash"));
+	bs(b, bash ? ",\"tools\":[\"Bash\"]" : ",\"tools\":[]");
 	bs(b, ",\"mcp_servers\":[],\"model\":");
 	bj(b, r.model_init.p);
 	bs(b, ",\"permissionMode\":");
@@ -2186,7 +2193,8 @@ static bool in_list(const Buf *list, const char *name)
 static void tool_missing(const char *name, Buf *why)
 {
 	bool known = one_of(name, TOOLS) || !strncmp(name, "mcp__", 5);
-	if (known && !in_list(&o.disallowed, name))
+	bool offered = !o.tools_given || in_list(&o.tools, name) || !strncmp(name, "mcp__", 5);
+	if (known && offered && !in_list(&o.disallowed, name))
 		return;
 	bf(why, "Error: No such tool available: %s", name);
 	if (known)

@@ -137,12 +137,14 @@ local function spawn(run, agent, inv, turn, meta)
   -- without them.
   local gate, gerr = bridge.open(run, agent, meta)
   if gerr then return { kind = "fatal", msg = gerr, cost = 0 } end
-  local info = { id = turn.id, purpose = "state", model = inv.model, max_budget_usd = inv.max_budget_usd }
+  local info = { id = turn.id, purpose = "state", model = inv.model, max_budget_usd = inv.max_budget_usd,
+                 tool_hooks = gate ~= nil }
   local entry = run:open_turn(agent, turn.id, info)
   if not entry then
     if gate then gate:close() end
     return { kind = "stopped", cost = 0 }
   end
+  if gate then gate.turn = turn.id end
   local spec = {
     claude = launch.claude or "claude", model = inv.model, effort = inv.effort,
     skip_permissions = launch.skip_permissions, session = turn, max_budget_usd = entry.cap,
