@@ -247,9 +247,9 @@ ray_bridge_connect(const char *path, uint64_t deadline_ms, int *fd,
     struct ray_err *err)
 {
 	struct addr a;
-	uint64_t now = ray_bridge_now_ms(), left;
+	uint64_t now, left;
 	struct timeval tv;
-	int s = -1, rc;
+	int s = -1, rc, r;
 
 	*fd = -1;
 	if ((rc = addr_open(&a, path, err)) < 0)
@@ -259,11 +259,17 @@ ray_bridge_connect(const char *path, uint64_t deadline_ms, int *fd,
 		rc = ray_err_sys(err, "cannot make a socket");
 		goto out;
 	}
-	left = deadline_ms > now ? deadline_ms - now : 1;
-	tv.tv_sec = (time_t)(left / 1000);
-	tv.tv_usec = (suseconds_t)(left % 1000 * 1000);
-	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(s, (struct sockaddr *)&a.sun, sizeof(a.sun)) < 0) {
+	/* A stop and continue of the process (Ctrl-Z, fg) interrupts the
+	 * wait; a Unix connect is simply made again, within the deadline. */
+	do {
+		now = ray_bridge_now_ms();
+		left = deadline_ms > now ? deadline_ms - now : 1;
+		tv.tv_sec = (time_t)(left / 1000);
+		tv.tv_usec = (suseconds_t)(left % 1000 * 1000);
+		setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		r = connect(s, (struct sockaddr *)&a.sun, sizeof(a.sun));
+	} while (r < 0 && errno == EINTR && ray_bridge_now_ms() < deadline_ms);
+	if (r < 0) {
 		if (errno == ENOENT)
 			rc = ray_err_set(err, RAY_ENOTFOUND, "no bridge at '%s'",
 			    path);
@@ -318,6 +324,7 @@ struct ray_bridge_conn {
 	struct ray_bridge_reader rd;
 	uv_write_t wr;
 	char *out;		/* the answer being written */
+	uint64_t limit_ms;	/* for the request, then for the answer */
 };
 
 /* Every read goes through here and is copied at once. */
@@ -369,8 +376,26 @@ conn_close(struct ray_bridge_conn *c)
 static void
 on_written(uv_write_t *w, int status)
 {
+	struct ray_bridge_conn *c = w->data;
+
 	UNUSED(status);
-	conn_close(w->data);
+	/* A write the answer's deadline cancelled: closed already. */
+	if (!uv_is_closing((uv_handle_t *)&c->pipe))
+		conn_close(c);
+}
+
+/*
+ * A peer that does not read its answer would hold its place, and keep
+ * the loop (so a stopped raymond) alive, for as long as it likes: the
+ * answer gets the request's time limit too.
+ */
+static void
+on_write_timeout(uv_timer_t *t)
+{
+	struct ray_bridge_conn *c = t->data;
+
+	if (!uv_is_closing((uv_handle_t *)&c->pipe))
+		conn_close(c);
 }
 
 int
@@ -405,6 +430,7 @@ ray_bridge_reply(struct ray_bridge_conn *c, int code, const char *text,
 		conn_close(c);
 		return n;
 	}
+	uv_timer_start(&c->timer, on_write_timeout, c->limit_ms, 0);
 	return 0;
 }
 
@@ -504,7 +530,8 @@ accept_one(struct ray_bridge *b)
 		ray_bridge_drop(c);
 		return;
 	}
-	uv_timer_start(&c->timer, on_request_timeout, b->lim.request_ms, 0);
+	c->limit_ms = b->lim.request_ms;
+	uv_timer_start(&c->timer, on_request_timeout, c->limit_ms, 0);
 }
 
 static void

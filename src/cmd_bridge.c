@@ -242,7 +242,13 @@ ray_cmd_bridge(int argc, char **argv)
 		if (ray_write_all(code == 0 ? 1 : 2, ray_buf_str(&b.answer.body),
 		    b.answer.body.len) == 0)
 			goto out;
+		/* The hooks answered: half an answer is no allow, --warn or
+		 * not (a deny cut short could read as one). */
 		ray_err_sys(&err, "cannot write the answer");
+		fprintf(stderr, "raymond hook-bridge: %s; the tool call is "
+		    "denied\n", err.msg);
+		code = 2;
+		goto out;
 	}
 	code = b.warn ? 0 : 2;
 	fprintf(stderr, "raymond hook-bridge: %s; %s\n", err.msg, b.warn ?

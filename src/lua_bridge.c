@@ -180,12 +180,20 @@ api_exe_path(lua_State *L)
 	char path[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
 
-	if (n < 0) {
+	static const char deleted[] = " (deleted)";
+	size_t dl = sizeof(deleted) - 1;
+
+	if (n < 0 || n == (ssize_t)sizeof(path) - 1) {
 		lua_pushnil(L);
 		lua_pushfstring(L, "cannot find raymond's own path: %s",
-		    strerror(errno));
+		    n < 0 ? strerror(errno) : "the path is too long");
 		return 2;
 	}
+	/* A binary replaced while it runs (make install, an upgrade) reads
+	 * as "PATH (deleted)": the hook runs the new one at PATH, which
+	 * speaks the same wire or refuses it by its version. */
+	if ((size_t)n > dl && memcmp(path + n - dl, deleted, dl) == 0)
+		n -= (ssize_t)dl;
 	lua_pushlstring(L, path, (size_t)n);
 	return 1;
 }

@@ -1335,6 +1335,9 @@ hold_release(lua_State *L)
 
 	if (hd->held > 0)
 		hd->held--;
+	/* The loop's time is that of its iteration's start, and a hook that
+	 * never yields runs within one iteration. */
+	uv_update_time(h->loop);
 	hd->touched = uv_now(h->loop);
 	return 0;
 }

@@ -332,4 +332,44 @@ test_expect_success 'the time a hook takes to decide is not the turn'"'"'s inact
 	! grep -F "inactivity" err
 '
 
+test_expect_success 'a hook that decides without yielding is not the turn'"'"'s inactivity either' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	---
+	timeout: 1
+	---
+	busy policy
+	MOCK: bash touch ran => <result>after</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return {
+	  PreToolUse = function(ev)
+	    local t = os.clock()
+	    while os.clock() - t < 2 do end
+	  end,
+	}
+	EOS
+	RAYMOND_HOOK_INSTRUCTIONS=100000000000 raymond wf >out 2>err &&
+	test "$(cat out)" = after &&
+	test -e ran &&
+	! grep -F "inactivity" err
+'
+
+test_expect_success 'a raymond binary replaced during the run still answers its hooks' '
+	use_fake &&
+	cp "$RAYMOND" ./raymond-copy &&
+	state START.sh <<-\EOS &&
+	cp "$COPY" "$COPY.new" && mv "$COPY.new" "$COPY" && echo "<goto>NEXT</goto>"
+	EOS
+	state NEXT.md <<-\EOS &&
+	second
+	MOCK: bash touch ran => <result>after</result>
+	EOS
+	deny_touch_hook &&
+	COPY=$PWD/raymond-copy ./raymond-copy wf >out 2>err &&
+	test "$(cat out)" = after &&
+	test -e ran &&
+	! grep -F "(deleted)" fake/log.jsonl
+'
+
 test_done

@@ -92,4 +92,28 @@ test_expect_success 'a UserPromptSubmit block fails the state: the prompt'"'"'s 
 	grep -F "hint: change the prompt or the hook" err
 '
 
+test_expect_success 'PostToolUseFailure hears of a failed call, with its error, after PreToolUse allowed it' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	fail
+	MOCK: bash echo broken >&2; exit 3 => <result>carried on</result>
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return {
+	  tools = { "Bash" },
+	  PreToolUse = function() end,
+	  PostToolUse = function(ev) ev.run.data.post = true end,
+	  PostToolUseFailure = function(ev)
+	    ev.run.data.failed = ev.tool_input.command
+	    ev.run.data.error = ev.error
+	  end,
+	}
+	EOS
+	raymond wf >out 2>err &&
+	test "$(cat out)" = "carried on" &&
+	grep -F "\"failed\":\"echo broken >&2; exit 3\"" "$(state_file)" &&
+	grep -F "\"error\":\"" "$(state_file)" | grep -F "broken" &&
+	! grep -F "\"post\":true" "$(state_file)"
+'
+
 test_done
