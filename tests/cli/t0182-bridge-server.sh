@@ -2,7 +2,8 @@
 # The hook bridge's server (src/bridge.c, src/lua_bridge.c) against peers
 # that do not play by the rules: a request over 16 MiB is answered at once
 # without being read, a malformed one is answered code 2, one that does
-# not arrive whole within 30 s is closed, at most 64 connections are
+# not arrive whole within 30 s is closed, and so is one that does not read
+# its answer within 30 s, at most 64 connections are
 # served at once (more wait), one the Lua state has no memory for is
 # answered code 2, a stopping raymond answers until Lua closes the server,
 # and a peer of another uid is refused even where the socket's mode would
@@ -35,6 +36,20 @@ test_expect_success 'a request not whole within 30 s is closed' '
 	peer hold "$PWD/s.sock" 1 >held &&
 	took=$(( $(now_ms) - t0 )) &&
 	grep -qx closed held &&
+	test $took -ge 29000 || { echo "closed after $took ms"; return 1; }
+'
+
+test_expect_success 'a peer that never reads its answer is closed after 30 s, and others are served meanwhile' '
+	start_server "$PWD/s.sock" &&
+	t0=$(now_ms) &&
+	{ "$PEER" noread "$PWD/s.sock" "$TOKEN" 4000000 >noread & } &&
+	peer_pid=$! &&
+	wait_for_line noread "^sent$" &&
+	echo "{}" | bridge --timeout 60 >out &&
+	grep -q seen out &&
+	wait_for_line noread "^closed$" 90 &&
+	took=$(( $(now_ms) - t0 )) &&
+	wait_for_exit $peer_pid &&
 	test $took -ge 29000 || { echo "closed after $took ms"; return 1; }
 '
 

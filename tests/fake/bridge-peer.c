@@ -17,8 +17,14 @@
  *	bridge-peer hold PATH N
  *	    open N connections that send nothing, print "held", and wait
  *	    until the server has closed them all; print "closed"
+ *	bridge-peer noread PATH TOKEN BYTES
+ *	    send one request with TOKEN and the event {"test":"allow",
+ *	    "pad":"x..."} of about BYTES bytes, print "sent", never read the
+ *	    answer, and print "closed" once the server has closed the
+ *	    connection (60 s at most)
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,9 +192,46 @@ hold(const char *path, int n)
 	return 0;
 }
 
+static int
+noread(const char *path, const char *token, size_t bytes)
+{
+	const char *head = "{\"test\":\"allow\",\"pad\":\"", *tail = "\"}";
+	size_t hl = strlen(head), tl = strlen(tail), len = hl + bytes + tl;
+	unsigned char *req = malloc(76 + len);
+	struct pollfd p;
+	int fd = connect_to(path), i;
+
+	memcpy(req, "RAYB\1\0\0\0", 8);
+	memcpy(req + 8, token, 64);
+	req[72] = (unsigned char)(len >> 24);
+	req[73] = (unsigned char)(len >> 16);
+	req[74] = (unsigned char)(len >> 8);
+	req[75] = (unsigned char)len;
+	memcpy(req + 76, head, hl);
+	memset(req + 76 + hl, 'x', bytes);
+	memcpy(req + 76 + hl + bytes, tail, tl);
+	if (send(fd, req, 76 + len, MSG_NOSIGNAL) != (ssize_t)(76 + len))
+		die("send");
+	printf("sent\n");
+	fflush(stdout);
+	/* The answer stays unread: only the server's close is waited for. */
+	p.fd = fd;
+	p.events = POLLRDHUP;
+	for (i = 0; i < 600; i++) {
+		if (poll(&p, 1, 100) > 0 && (p.revents & (POLLRDHUP | POLLHUP))) {
+			printf("closed\n");
+			break;
+		}
+	}
+	free(req);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "noread") == 0 && strlen(argv[3]) == 64)
+		return noread(argv[2], argv[3], (size_t)atol(argv[4]));
 	if (argc == 4 && strcmp(argv[1], "serve") == 0)
 		return serve(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "send") == 0)
