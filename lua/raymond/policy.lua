@@ -20,6 +20,7 @@
 -- parse(meta, file) checks the fields and returns a policy table (the
 -- agent's settings, the last six, in pol.settings);
 -- check(pol, tags, dir) says whether emitted tags are allowed;
+-- rendered(pol, render) fills in the placeholders of fixed payloads;
 -- implicit(pol, dir, render) gives the transition used when no tag is
 -- emitted;
 -- reminder(pol, why) is the text appended to a re-prompt;
@@ -384,14 +385,29 @@ function M.check(pol, tags, dir)
   return nil
 end
 
+-- The policy with each fixed payload's placeholders filled in by
+-- `render`, so that the implicit result, the check of a written one and
+-- the reminder all name the payload the state returns.
+function M.rendered(pol, render)
+  local copy = setmetatable({ allowed = {} }, { __index = pol })
+  for i, e in ipairs(pol.allowed) do
+    copy.allowed[i] = e
+    if e.payload then
+      copy.allowed[i] = setmetatable({ payload = trim(render(e.payload)) }, { __index = e })
+    end
+  end
+  return copy
+end
+
 -- The implicit transition: the single entry as if it had been emitted,
--- with its input, and a <result>'s payload, rendered by `render`.
+-- with its input rendered by `render` (a payload is rendered beforehand,
+-- by M.rendered).
 function M.implicit(pol, dir, render)
   local e = M.implicit_entry(pol)
   local attrs = {}
   for k, v in pairs(e.attrs) do attrs[k] = render(v) end
   for _, k in ipairs(TARGET_ATTRS) do attrs[k] = e[k] end
-  local body = e.tag == "result" and render(e.payload) or e.target or ""
+  local body = e.tag == "result" and e.payload or e.target or ""
   return transition.decide({ { name = e.tag, body = body, attrs = attrs } }, dir)
 end
 

@@ -41,6 +41,21 @@ test_expect_success 'the payload is rendered like the prompt' '
 	eq stdout "$(cat out)" "checked the file for main"
 '
 
+test_expect_success 'a written result meets the rendered payload, as the reminder shows it' '
+	use_fake &&
+	state START.md <<-\EOS &&
+	---
+	allowed_transitions: [{tag: result, payload: "checked {{input}}"}]
+	---
+	I am START
+	MOCK: reply <result>wrong</result> || reply <result>checked the file</result>
+	EOS
+	raymond wf --input "the file" >out 2>err &&
+	eq stdout "$(cat out)" "checked the file" &&
+	calls 2 &&
+	log 2 | has "1. <result>checked the file</result>"
+'
+
 test_expect_success 'an empty payload is fixed too' '
 	use_fake &&
 	state START.md <<-\EOS &&

@@ -26,11 +26,21 @@ T.test("implicit_entry: a result with a fixed payload is implicit, one without i
 end)
 
 T.test("implicit: a fixed result gives its payload, placeholders rendered", function()
-  local tr = assert(policy.implicit(pol({ { tag = "result", payload = "checked {{input}}" } }), nil, render))
+  local p = policy.rendered(pol({ { tag = "result", payload = "checked {{input}}" } }), render)
+  local tr = assert(policy.implicit(p, nil, render))
   same(tr.tag, "result")
   same(tr.payload, "checked INPUT")
-  tr = assert(policy.implicit(pol({ { tag = "result", payload = "" } }), nil, render))
+  tr = assert(policy.implicit(policy.rendered(pol({ { tag = "result", payload = "" } }), render), nil, render))
   same(tr.payload, "")
+end)
+
+T.test("rendered: a written result and the reminder meet the rendered payload", function()
+  local p = policy.rendered(pol({ { tag = "result", payload = "checked {{input}}" },
+    { tag = "goto", target = "NEXT" } }), render)
+  same(policy.check(p, { { name = "result", body = " checked INPUT\n", attrs = {} } }, nil), nil)
+  same(policy.check(p, { { name = "result", body = "checked {{input}}", attrs = {} } }, nil),
+    "<result>...</result> is not one of the allowed transitions")
+  same(policy.reminder(p, "why"):find("1. <result>checked INPUT</result>", 1, true) ~= nil, true, "reminder")
 end)
 
 T.test("parse: force_implicit takes a fixed result, refuses one without a payload", function()

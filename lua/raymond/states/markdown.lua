@@ -308,6 +308,7 @@ function M.run(run, agent)
   local pol, body, meta = load(run, agent.state)
   if not pol then return body end
   local vars = template.vars(rec, agent)
+  pol = policy.rendered(pol, function(s) return template.render(s, vars) end)
   local launch = rec.launch
   local inv = {
     prompt = template.render(body, vars), model = pol.model or launch.model,
