@@ -23,6 +23,7 @@
 -- given once; a flag may be repeated, and an option with `many` collects.
 
 local commands = require("raymond.commands")
+local text = require("raymond.text")
 
 local M = {}
 
@@ -34,6 +35,7 @@ local M = {}
 --   number   the largest number allowed; the value must be a number
 --   whole    the number must be a whole number
 --   one_of   the values allowed
+--   text     the value is printable text of at most this many characters
 --   many     how many times it may be given; its key holds a list
 --   too_many what the list holds and a hint, for the error past `many`
 --   command  in the old form, the command this option chooses
@@ -43,6 +45,8 @@ M.options = {
     help = "payload for the first state ({{input}}, $RAYMOND_INPUT)" },
   { name = "workflow-id", key = "workflow_id", arg = "ID",
     help = "name the new run (letters, digits, _ and -)" },
+  { name = "name", key = "name", arg = "NAME", text = 200,
+    help = "a name for people: shown by list and status, and in the\nterminal's title while the run runs" },
   { name = "timeout", key = "timeout", arg = "SECONDS", number = 1e7,
     help = "stop a state that prints nothing for this long\n(default 600, 0 = no limit)" },
   { name = "max-parallel", key = "max_parallel", arg = "N", number = 1e6, whole = true,
@@ -147,6 +151,12 @@ local function take(opts, o, value, label)
       if not v then return fail(string.format("%s needs a whole number, got '%s'", flag, value)) end
     end
     value = v
+  elseif o.text then
+    local ok, why = text.printable_text(value, o.text)
+    if not ok then
+      return fail(string.format("%s %s", flag, why), "give printable text, for example: " .. flag ..
+        (label and ": " or " ") .. "'nightly review'")
+    end
   elseif o.one_of then
     local ok = false
     for _, allowed in ipairs(o.one_of) do ok = ok or value == allowed end

@@ -66,6 +66,8 @@ M.KEYS = {
     doc = "effort for markdown states whose frontmatter names none: low, medium, high, xhigh or max" },
   { key = "dangerously_skip_permissions", option = "dangerously-skip-permissions", default = false,
     doc = "let Claude run any tool without asking (else it may only edit files)" },
+  { key = "name", option = "name", example = "nightly review",
+    doc = "a name for new runs: shown by list and status, and in the terminal's title" },
   { key = "no_wait", option = "no-wait", default = false,
     doc = "stop at a usage limit instead of waiting for its reset" },
   { key = "no_debug", option = "no-debug", default = false,
@@ -87,7 +89,6 @@ M.KEYS = {
     doc = "hook files to load after the default hooks and the workflow's" },
   { key = "no_default_hooks", option = "no-default-hooks", default = false,
     doc = "leave out the built-in hooks (budget, max_visits, evaluate, loop detection)" },
-  { key = "name", ignored = "raymond sets no terminal title" },
   { key = "verbose", ignored = "raymond shows progress unless quiet is set" },
   { key = "task_folder_pattern", ignored = "raymond makes no task folders" },
 }

@@ -35,7 +35,7 @@ or until now while it runs), the states its live agents are at, and the
 workflow.  A run whose raymond died (kill -9, a crash) shows as
 interrupted.  A state file that cannot be read shows as unreadable, with
 the reason.  With --json it prints the same as an array of objects
-(id, status, cost_usd, budget_usd, elapsed_seconds, created_at,
+(id, name, status, cost_usd, budget_usd, elapsed_seconds, created_at,
 updated_at, steps, states, workflow, error), numbers as numbers.]]
 
 -- Whether `info` passes the --status filters `only` (any of them).
@@ -48,7 +48,7 @@ function M.wanted(info, only)
 end
 
 -- The fields of --json in the order written.
-local FIELDS = { "id", "status", "cost_usd", "budget_usd", "elapsed_seconds", "created_at", "updated_at",
+local FIELDS = { "id", "name", "status", "cost_usd", "budget_usd", "elapsed_seconds", "created_at", "updated_at",
                  "steps", "states", "workflow", "error" }
 
 -- One value of --json.  The state's writer gives every float 17 digits
@@ -71,6 +71,7 @@ local function json_fields(info)
   local t = { id = info.id, status = info.status, error = info.error }
   if info.rec then
     t.workflow, t.cost_usd, t.budget_usd = info.workflow, info.cost, info.budget
+    t.name = info.rec.launch.name
     t.elapsed_seconds = math.floor(info.elapsed * 1000 + 0.5) / 1000
     t.created_at, t.updated_at = info.rec.created_at, info.rec.updated_at
     t.steps, t.states = info.rec.steps, info.states
@@ -87,11 +88,13 @@ local function json_object(info)
   return "{" .. table.concat(parts, ",") .. "}"
 end
 
--- The columns of one run.
-local function row(info, cwd)
+-- The columns of one run; NAME last, when `names` (some run has one).
+local function row(info, cwd, names)
   if not info.rec then return { info.id, info.status, info.error } end
-  return { info.id, info.status, text.usd(info.cost), runinfo.duration(info.elapsed),
-           runinfo.short_states(info.states), console.rel(info.workflow, cwd) }
+  local r = { info.id, info.status, text.usd(info.cost), runinfo.duration(info.elapsed),
+              runinfo.short_states(info.states), console.rel(info.workflow, cwd) }
+  if names then r[#r + 1] = info.rec.launch.name or "-" end
+  return r
 end
 
 -- `rows` as lines, each column as wide as its widest cell; the last
@@ -128,8 +131,10 @@ function M.main(opts)
     raymond.stdout(opts.only and "No runs with that status.\n" or "No runs found.\n")
     return 0
   end
-  local rows = { { "ID", "STATUS", "COST", "ELAPSED", "STATES", "WORKFLOW" } }
-  for _, info in ipairs(runs) do rows[#rows + 1] = row(info, opts.cwd) end
+  local names = false
+  for _, info in ipairs(runs) do names = names or (info.rec and info.rec.launch.name ~= nil) end
+  local rows = { { "ID", "STATUS", "COST", "ELAPSED", "STATES", "WORKFLOW", names and "NAME" or nil } }
+  for _, info in ipairs(runs) do rows[#rows + 1] = row(info, opts.cwd, names) end
   -- The state files are untrusted text: their control characters are shown.
   raymond.stdout(raymond.printable(table.concat(table_lines(rows), "\n") .. "\n"))
   return 0
