@@ -14,7 +14,7 @@
 -- Two forms are read.  When the first argument names a command, git style,
 -- the rest are that command's arguments and the options its module lists.
 -- Otherwise argv is the old form: `raymond WORKFLOW [options]`, where
--- --resume, --list, --status, --help and --version choose the command and
+-- --resume, --list, --recover, --status, --help and --version choose the command and
 -- every option is accepted.
 --
 -- Options are long (`--input TEXT` or `--input=TEXT`), may be shortened
@@ -101,6 +101,8 @@ M.options = {
   { name = "resume", key = "resume", arg = "ID", command = "resume",
     help = "continue a run that failed, stopped or was killed" },
   { name = "list", command = "list", help = "list runs with their status" },
+  { name = "recover", key = "recover", command = "list",
+    help = "print the ids of the runs raymond resume would continue,\none a line" },
   { name = "status", key = "status", arg = "ID", command = "status",
     help = "show a run's agents, stacks and hooks" },
   { name = "init-config", command = "init-config",

@@ -25,7 +25,11 @@ M.options = {
   { name = "json", key = "json", help = "print the runs as a JSON array, for scripts" },
 }
 
-M.flags = { { "list options", "json", "status" } }
+M.flags = { { "list options", "json", "status", "recover" } }
+
+-- The statuses of the runs raymond resume continues: a run saved as
+-- running whose raymond died shows as interrupted.
+M.RECOVERABLE = { "failed", "stopped", "interrupted" }
 
 M.help = [[
 Lists the runs kept in .raymond/ at the project root, newest first, under
@@ -36,7 +40,10 @@ workflow.  A run whose raymond died (kill -9, a crash) shows as
 interrupted.  A state file that cannot be read shows as unreadable, with
 the reason.  With --json it prints the same as an array of objects
 (id, name, status, cost_usd, budget_usd, elapsed_seconds, created_at,
-updated_at, steps, states, workflow, error), numbers as numbers.]]
+updated_at, steps, states, workflow, error), numbers as numbers.  With
+--recover (or raymond --recover) it prints only the ids of the runs
+raymond resume would continue (failed, stopped, interrupted), one a
+line, or "No recoverable workflows found.".]]
 
 -- Whether `info` passes the --status filters `only` (any of them).
 function M.wanted(info, only)
@@ -115,12 +122,29 @@ local function table_lines(rows)
   return lines
 end
 
+-- --recover, as the original raymond prints it: the ids of the runs a
+-- resume would continue, one a line, for scripts.
+local function recover(runs)
+  local ids = {}
+  for _, info in ipairs(runs) do
+    if M.wanted(info, M.RECOVERABLE) then ids[#ids + 1] = info.id .. "\n" end
+  end
+  raymond.stdout(#ids == 0 and "No recoverable workflows found.\n" or table.concat(ids))
+  return 0
+end
+
 function M.main(opts)
+  if opts.recover and (opts.json or opts.only) then
+    console.error("--recover prints run ids only; it does not go with --json or --status", nil,
+      "raymond list --recover")
+    return 1
+  end
   local ws = workspace.new(opts.cwd)
   local runs = {}
   for _, info in ipairs(runinfo.all(ws)) do
     if M.wanted(info, opts.only) then runs[#runs + 1] = info end
   end
+  if opts.recover then return recover(runs) end
   if opts.json then
     local items = {}
     for i, info in ipairs(runs) do items[i] = json_object(info) end
