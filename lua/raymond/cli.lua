@@ -32,6 +32,8 @@ local M = {}
 --   key      the field of opts it sets (default: none)
 --   arg      the value's placeholder, for options taking one
 --   value    what a flag sets its key to (default true)
+--   boolean  the flag may also be given =true (the same) or =false (its
+--            key false: as if not given, and winning over a config file)
 --   number   the largest number allowed; the value must be a number
 --   whole    the number must be a whole number
 --   one_of   the values allowed
@@ -65,9 +67,10 @@ M.options = {
     help = "low, medium, high, xhigh or max, likewise" },
   { name = "claude", key = "claude", arg = "PATH",
     help = "the claude executable (default: RAYMOND_CLAUDE, else\nclaude on PATH)" },
-  { name = "dangerously-skip-permissions", key = "skip_permissions",
+  { name = "dangerously-skip-permissions", key = "skip_permissions", boolean = true,
     help = "let Claude run any tool without asking (default: it may\n" ..
-           "edit files, see --permission-mode acceptEdits)" },
+           "edit files, see --permission-mode acceptEdits); =false\n" ..
+           "is the default, even over a config file's true" },
   { name = "no-wait", key = "no_wait",
     help = "stop at a usage limit instead of waiting for its reset" },
   { name = "hooks", key = "hooks", arg = "FILE", many = 64,
@@ -243,7 +246,10 @@ local function read(args, first, accepted, opts, on)
         if i > #args then return fail(string.format("option '%s' needs a value", a), on.hint) end
         value = args[i]
         i = i + 1
-      elseif not o.arg and value then
+      elseif not o.arg and value and not (o.boolean and (value == "true" or value == "false")) then
+        if o.boolean then
+          return fail(string.format("option '--%s' takes =true or =false, not '%s'", o.name, value), on.hint)
+        end
         return fail(string.format("option '--%s' takes no value", o.name), on.hint)
       end
       local stop = on.option(o)
@@ -262,7 +268,7 @@ local function read(args, first, accepted, opts, on)
         local ok, err = take(opts, o, value)
         if not ok then return nil, err end
       elseif o.key then
-        if o.value == nil then opts[o.key] = true else opts[o.key] = o.value end
+        if o.value == nil then opts[o.key] = value ~= "false" else opts[o.key] = o.value end
       end
     elseif a:sub(1, 1) == "-" and a ~= "-" then
       return fail(string.format("unknown option '%s'", a), on.hint)
