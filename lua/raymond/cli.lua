@@ -330,6 +330,9 @@ local function parse_old(args, opts)
   if opts.command == "resume" and opts.input then
     return fail("--input cannot go with --resume: a resumed state keeps its own input")
   end
+  if opts.command == "resume" and opts.name then
+    return fail("--name cannot go with --resume: a resumed run keeps the name it was started with")
+  end
   return opts.command, opts
 end
 

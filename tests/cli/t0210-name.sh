@@ -106,6 +106,13 @@ test_expect_success 'a resumed run keeps its name' '
 	raymond status "$(run_id)" | grep -qx "Name:      keeper"
 '
 
+test_expect_success 'a resume takes no --name, in either form: the run keeps the one it was started with' '
+	expect_status 1 raymond --resume x --name y 2>err &&
+	grep -qx "raymond: error: --name cannot go with --resume: a resumed run keeps the name it was started with" err &&
+	expect_status 1 raymond resume x --name y 2>err &&
+	grep -qx "raymond: error: option '"'"'--name'"'"' does not go with raymond resume" err
+'
+
 test_expect_success 'on a terminal the name is in the title (OSC 0), also with stdout in a file; not without a name' '
 	ok_wf &&
 	"$PTY" 80 24 log "$RAYMOND" wf --name "nightly review" &&
