@@ -77,6 +77,17 @@
 static const char JOB[] = "raymond.job";
 static const char HOLD[] = "raymond.hold";
 
+/*
+ * Where one pipe's <print> text goes: made safe, then to stdout or, a line
+ * at a time, to the job's `prints` function.  Each pipe has its own, so
+ * a print on stdout and one on stderr never share a line.
+ */
+struct print_stream {
+	struct ray_job *j;
+	struct ray_termsafe_print safe;	/* <print> text is untrusted */
+	struct ray_buf line;	/* the <print> line being assembled */
+};
+
 struct ray_job {
 	struct ray_host *h;
 	struct ray_job *next;
@@ -92,7 +103,14 @@ struct ray_job {
 	struct ray_tagparse *tp;	/* NULL unless tags are wanted */
 	struct ray_err tag_err;
 	int tag_failed;
-	struct ray_termsafe_print print;	/* <print> text is untrusted */
+	struct print_stream out_print;
+	/*
+	 * With tags, stderr's <print> text is shown too; its other tags are
+	 * not looked for: only stdout steers the workflow.
+	 */
+	struct ray_tagparse *err_prints;
+	int err_prints_failed;	/* malformed <print ...>: no more looked for */
+	struct print_stream err_print;
 	struct ray_buf out_tail;
 	struct ray_buf err_tail;
 	char *spawn_error;
@@ -110,7 +128,6 @@ struct ray_job {
 	struct ray_proc *proc;	/* while it runs, for that kill */
 	int input_ref;		/* the string for stdin, or LUA_NOREF */
 	int prints_ref;		/* function called per <print> line, or LUA_NOREF */
-	struct ray_buf print_line;	/* the <print> line being assembled */
 	const struct ray_proc_hold *hold;	/* raymond.hold() given, or NULL */
 	int hold_ref;		/* keeps the hold's userdata alive */
 	int prints_failed;	/* the prints function raised; no more calls */
@@ -342,11 +359,13 @@ utf8_cut(const char *s, size_t len)
  * called no more, as the line function is.
  */
 static void
-print_line_out(struct ray_job *j, size_t n)
+print_line_out(struct print_stream *s, size_t n)
 {
-	if (call_fn(j, j->prints_ref, j->print_line.data, n, 0) < 0)
+	struct ray_job *j = s->j;
+
+	if (call_fn(j, j->prints_ref, s->line.data, n, 0) < 0)
 		j->prints_failed = 1;
-	ray_buf_consume(&j->print_line, n);
+	ray_buf_consume(&s->line, n);
 }
 
 /*
@@ -357,7 +376,8 @@ print_line_out(struct ray_job *j, size_t n)
 static void
 print_out(void *ud, const char *text, size_t len)
 {
-	struct ray_job *j = ud;
+	struct print_stream *s = ud;
+	struct ray_job *j = s->j;
 	const char *nl;
 
 	if (j->prints_ref == LUA_NOREF) {
@@ -365,22 +385,21 @@ print_out(void *ud, const char *text, size_t len)
 		return;
 	}
 	while (len > 0 && !j->prints_failed) {
-		size_t n, room = PRINT_LINE_MAX - j->print_line.len;
+		size_t n, room = PRINT_LINE_MAX - s->line.len;
 
 		nl = memchr(text, '\n', len);
 		n = nl ? (size_t)(nl - text) : len;
 		if (n > room)
 			n = room;
-		ray_buf_add(&j->print_line, text, n);
+		ray_buf_add(&s->line, text, n);
 		text += n;
 		len -= n;
 		if (len > 0 && *text == '\n') {
 			text++;
 			len--;
-			print_line_out(j, j->print_line.len);
-		} else if (j->print_line.len == PRINT_LINE_MAX) {
-			print_line_out(j, utf8_cut(j->print_line.data,
-			    j->print_line.len));
+			print_line_out(s, s->line.len);
+		} else if (s->line.len == PRINT_LINE_MAX) {
+			print_line_out(s, utf8_cut(s->line.data, s->line.len));
 		}
 	}
 }
@@ -393,9 +412,9 @@ print_out(void *ud, const char *text, size_t len)
 static void
 on_print(void *ud, const char *text, size_t len, int end)
 {
-	struct ray_job *j = ud;
+	struct print_stream *s = ud;
 
-	ray_termsafe_print(&j->print, text, len, end, print_out, j);
+	ray_termsafe_print(&s->safe, text, len, end, print_out, s);
 	fflush(stdout);
 }
 
@@ -526,6 +545,9 @@ on_err(void *ud, const char *data, size_t len)
 	keep_tail(&j->err_tail, data, len);
 	if (j->capture && j->err_all.len < CAPTURE_MAX)
 		ray_buf_add(&j->err_all, data, len);
+	if (j->err_prints && !j->err_prints_failed &&
+	    ray_tagparse_feed(j->err_prints, data, len, NULL) < 0)
+		j->err_prints_failed = 1;
 }
 
 /* ---- results ----------------------------------------------------------- */
@@ -626,10 +648,14 @@ job_release(lua_State *L, struct ray_job *j)
 	if (j->tp)
 		ray_tagparse_free(j->tp);
 	j->tp = NULL;
+	if (j->err_prints)
+		ray_tagparse_free(j->err_prints);
+	j->err_prints = NULL;
 	ray_buf_release(&j->out_tail);
 	ray_buf_release(&j->err_tail);
 	ray_buf_release(&j->line);
-	ray_buf_release(&j->print_line);
+	ray_buf_release(&j->out_print.line);
+	ray_buf_release(&j->err_print.line);
 	ray_buf_release(&j->out_all);
 	ray_buf_release(&j->err_all);
 	luaL_unref(L, LUA_REGISTRYINDEX, j->lines_ref);
@@ -662,8 +688,12 @@ job_gc(lua_State *L)
 static void
 job_complete(struct ray_job *j, const struct ray_proc_result *res)
 {
-	if (j->print.open)
-		on_print(j, "", 0, 1);
+	if (j->err_prints && !j->err_prints_failed)
+		ray_tagparse_finish(j->err_prints, NULL);
+	if (j->out_print.safe.open)
+		on_print(&j->out_print, "", 0, 1);
+	if (j->err_print.safe.open)
+		on_print(&j->err_print, "", 0, 1);
 	if (j->lines_ref != LUA_NOREF && j->line.len > 0 && !j->line_too_long)
 		call_line(j, j->line.data, j->line.len, 1);
 	if (res) {
@@ -891,6 +921,8 @@ api_spawn(lua_State *L)
 	j = lua_newuserdatauv(L, sizeof(*j), 0);	/* at 2 until resumed */
 	memset(j, 0, sizeof(*j));
 	j->h = h;
+	j->out_print.j = j;
+	j->err_print.j = j;
 	j->record_ref = LUA_NOREF;
 	j->lines_ref = LUA_NOREF;
 	j->prints_ref = LUA_NOREF;
@@ -919,8 +951,11 @@ api_spawn(lua_State *L)
 	j->timeout_ms = timeout > 0 ? (uint64_t)(timeout * 1000) : 0;
 	lua_pop(L, 1);
 	lua_getfield(L, 1, "tags");
-	if (lua_toboolean(L, -1))
-		j->tp = ray_tagparse_new(on_print, j);
+	if (lua_toboolean(L, -1)) {
+		j->tp = ray_tagparse_new(on_print, &j->out_print);
+		j->err_prints = ray_tagparse_new_prints(on_print,
+		    &j->err_print);
+	}
 	lua_pop(L, 1);
 	lua_getfield(L, 1, "capture");
 	j->capture = lua_toboolean(L, -1);

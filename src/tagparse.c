@@ -81,6 +81,7 @@ struct ray_tagparse {
 	int finished;
 	int failed;
 	unsigned never_closes;	/* bit i: tag_names[i] has no close from here on */
+	int prints_only;	/* only <print> is a tag; every other name is text */
 	struct ray_err err;	/* the error that stopped the parser */
 };
 
@@ -110,10 +111,12 @@ is_name_char(unsigned char c)
 }
 
 static int
-known_name(const char *name)
+known_name(const struct ray_tagparse *p, const char *name)
 {
 	size_t i;
 
+	if (p->prints_only)
+		return strcmp(name, "print") == 0;
 	for (i = 0; i < ARRAY_SIZE(tag_names); i++)
 		if (strcmp(name, tag_names[i]) == 0)
 			return 1;
@@ -359,7 +362,7 @@ one_byte(struct ray_tagparse *p, char c)
 			begin_tag(p);
 		return 0;
 	case ST_NAME:
-		if ((c == '>' || is_ws(u)) && known_name(p->name)) {
+		if ((c == '>' || is_ws(u)) && known_name(p, p->name)) {
 			ray_buf_addc(&p->pending, c);
 			if (c == '>')
 				open_done(p);
@@ -522,6 +525,15 @@ ray_tagparse_new(ray_tagparse_print_fn print, void *ud)
 	p->print = print;
 	p->ud = ud;
 	p->state = ST_TEXT;
+	return p;
+}
+
+struct ray_tagparse *
+ray_tagparse_new_prints(ray_tagparse_print_fn print, void *ud)
+{
+	struct ray_tagparse *p = ray_tagparse_new(print, ud);
+
+	p->prints_only = 1;
 	return p;
 }
 

@@ -7,7 +7,7 @@
  *
  * Calling sequence:
  *
- *	p = ray_tagparse_new(print_cb, ud);
+ *	p = ray_tagparse_new(print_cb, ud);     (or ray_tagparse_new_prints)
  *	ray_tagparse_feed(p, chunk, n, &err);   (any number of times)
  *	ray_tagparse_finish(p, &err);
  *	for (i = 0; i < ray_tagparse_count(p); i++)
@@ -32,6 +32,12 @@
  * trailing fragment that may be the start of `</print>` is held back), and
  * the callback is called once more with `end` set when `</print>` is seen.
  * Print tags are not added to the tag list.
+ *
+ * ray_tagparse_new_prints() makes a parser that recognises <print> alone:
+ * every other name is ordinary text, so it finds no tags, and a <print>
+ * inside what would be another tag's body is printed.  It is for output
+ * whose prints are shown but whose tags must not steer anything (a
+ * script's stderr).
  *
  * End of input inside an open tag's BODY (no closing tag ever came): the
  * opening `<NAME...>` is taken to be prose, not a tag, and the bytes after
@@ -81,6 +87,8 @@ struct ray_tagparse;
 
 /* `print` may be NULL, in which case print text is discarded. */
 struct ray_tagparse *ray_tagparse_new(ray_tagparse_print_fn print, void *ud);
+struct ray_tagparse *ray_tagparse_new_prints(ray_tagparse_print_fn print,
+    void *ud);
 int ray_tagparse_feed(struct ray_tagparse *p, const char *data, size_t len,
     struct ray_err *err);
 int ray_tagparse_finish(struct ray_tagparse *p, struct ray_err *err);

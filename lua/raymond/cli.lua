@@ -14,7 +14,7 @@
 -- Two forms are read.  When the first argument names a command, git style,
 -- the rest are that command's arguments and the options its module lists.
 -- Otherwise argv is the old form: `raymond WORKFLOW [options]`, where
--- --resume, --list, --status, --help and --version choose the command and
+-- --resume, --list, --recover, --status, --help and --version choose the command and
 -- every option is accepted.
 --
 -- Options are long (`--input TEXT` or `--input=TEXT`), may be shortened
@@ -23,6 +23,7 @@
 -- given once; a flag may be repeated, and an option with `many` collects.
 
 local commands = require("raymond.commands")
+local text = require("raymond.text")
 
 local M = {}
 
@@ -31,9 +32,12 @@ local M = {}
 --   key      the field of opts it sets (default: none)
 --   arg      the value's placeholder, for options taking one
 --   value    what a flag sets its key to (default true)
+--   boolean  the flag may also be given =true (the same) or =false (its
+--            key false: as if not given, and winning over a config file)
 --   number   the largest number allowed; the value must be a number
 --   whole    the number must be a whole number
 --   one_of   the values allowed
+--   text     the value is printable text of at most this many characters
 --   many     how many times it may be given; its key holds a list
 --   too_many what the list holds and a hint, for the error past `many`
 --   command  in the old form, the command this option chooses
@@ -43,6 +47,8 @@ M.options = {
     help = "payload for the first state ({{input}}, $RAYMOND_INPUT)" },
   { name = "workflow-id", key = "workflow_id", arg = "ID",
     help = "name the new run (letters, digits, _ and -)" },
+  { name = "name", key = "name", arg = "NAME", text = 200,
+    help = "a name for people: shown by list and status, and in the\nterminal's title while the run runs" },
   { name = "timeout", key = "timeout", arg = "SECONDS", number = 1e7,
     help = "stop a state that prints nothing for this long\n(default 600, 0 = no limit)" },
   { name = "max-parallel", key = "max_parallel", arg = "N", number = 1e6, whole = true,
@@ -61,9 +67,10 @@ M.options = {
     help = "low, medium, high, xhigh or max, likewise" },
   { name = "claude", key = "claude", arg = "PATH",
     help = "the claude executable (default: RAYMOND_CLAUDE, else\nclaude on PATH)" },
-  { name = "dangerously-skip-permissions", key = "skip_permissions",
+  { name = "dangerously-skip-permissions", key = "skip_permissions", boolean = true,
     help = "let Claude run any tool without asking (default: it may\n" ..
-           "edit files, see --permission-mode acceptEdits)" },
+           "edit files, see --permission-mode acceptEdits); =false\n" ..
+           "is the default, even over a config file's true" },
   { name = "no-wait", key = "no_wait",
     help = "stop at a usage limit instead of waiting for its reset" },
   { name = "hooks", key = "hooks", arg = "FILE", many = 64,
@@ -97,6 +104,8 @@ M.options = {
   { name = "resume", key = "resume", arg = "ID", command = "resume",
     help = "continue a run that failed, stopped or was killed" },
   { name = "list", command = "list", help = "list runs with their status" },
+  { name = "recover", key = "recover", command = "list",
+    help = "print the ids of the runs raymond resume would continue,\none a line" },
   { name = "status", key = "status", arg = "ID", command = "status",
     help = "show a run's agents, stacks and hooks" },
   { name = "init-config", command = "init-config",
@@ -147,6 +156,12 @@ local function take(opts, o, value, label)
       if not v then return fail(string.format("%s needs a whole number, got '%s'", flag, value)) end
     end
     value = v
+  elseif o.text then
+    local ok, why = text.printable_text(value, o.text)
+    if not ok then
+      return fail(string.format("%s %s", flag, why), "give printable text, for example: " .. flag ..
+        (label and ": " or " ") .. "'nightly review'")
+    end
   elseif o.one_of then
     local ok = false
     for _, allowed in ipairs(o.one_of) do ok = ok or value == allowed end
@@ -231,7 +246,10 @@ local function read(args, first, accepted, opts, on)
         if i > #args then return fail(string.format("option '%s' needs a value", a), on.hint) end
         value = args[i]
         i = i + 1
-      elseif not o.arg and value then
+      elseif not o.arg and value and not (o.boolean and (value == "true" or value == "false")) then
+        if o.boolean then
+          return fail(string.format("option '--%s' takes =true or =false, not '%s'", o.name, value), on.hint)
+        end
         return fail(string.format("option '--%s' takes no value", o.name), on.hint)
       end
       local stop = on.option(o)
@@ -250,7 +268,7 @@ local function read(args, first, accepted, opts, on)
         local ok, err = take(opts, o, value)
         if not ok then return nil, err end
       elseif o.key then
-        if o.value == nil then opts[o.key] = true else opts[o.key] = o.value end
+        if o.value == nil then opts[o.key] = value ~= "false" else opts[o.key] = o.value end
       end
     elseif a:sub(1, 1) == "-" and a ~= "-" then
       return fail(string.format("unknown option '%s'", a), on.hint)
@@ -311,6 +329,9 @@ local function parse_old(args, opts)
   end
   if opts.command == "resume" and opts.input then
     return fail("--input cannot go with --resume: a resumed state keeps its own input")
+  end
+  if opts.command == "resume" and opts.name then
+    return fail("--name cannot go with --resume: a resumed run keeps the name it was started with")
   end
   return opts.command, opts
 end

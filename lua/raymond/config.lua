@@ -13,7 +13,8 @@
 -- then the project's, then the command line's.  Booleans can be true or
 -- false in a file (the project's false beats the user's true); as the
 -- command line has only the switch that turns one on, --no-config is the
--- way to run once without a file's true.
+-- way to run once without a file's true, but for the flags that also
+-- take =false (--dangerously-skip-permissions=false).
 --
 -- A value is checked as the command line checks the option of the same
 -- name (raymond.cli's take), and a bad one is an error naming FILE:LINE,
@@ -66,6 +67,8 @@ M.KEYS = {
     doc = "effort for markdown states whose frontmatter names none: low, medium, high, xhigh or max" },
   { key = "dangerously_skip_permissions", option = "dangerously-skip-permissions", default = false,
     doc = "let Claude run any tool without asking (else it may only edit files)" },
+  { key = "name", option = "name", example = "nightly review",
+    doc = "a name for new runs: shown by list and status, and in the terminal's title" },
   { key = "no_wait", option = "no-wait", default = false,
     doc = "stop at a usage limit instead of waiting for its reset" },
   { key = "no_debug", option = "no-debug", default = false,
@@ -87,7 +90,6 @@ M.KEYS = {
     doc = "hook files to load after the default hooks and the workflow's" },
   { key = "no_default_hooks", option = "no-default-hooks", default = false,
     doc = "leave out the built-in hooks (budget, max_visits, evaluate, loop detection)" },
-  { key = "name", ignored = "raymond sets no terminal title" },
   { key = "verbose", ignored = "raymond shows progress unless quiet is set" },
   { key = "task_folder_pattern", ignored = "raymond makes no task folders" },
 }
@@ -328,10 +330,12 @@ local function apply_list(opts, cfg, k, o)
 end
 
 -- A boolean: a file's true turns it on unless a file above says false;
--- the command line can only turn it on.
+-- the command line can only turn it on, but for a flag that takes
+-- =false (cli's `boolean`), which turns it off.
 local function apply_boolean(opts, cfg, k, o)
   local on = o.value == nil and true or o.value
   if opts[o.key] == on then return { value = true, source = "command line" } end
+  if o.boolean and opts[o.key] == false then return { value = false, source = "command line" } end
   local got = highest(cfg, k)
   if got.value then opts[o.key] = on end
   return got

@@ -471,14 +471,13 @@ M.checks = {
   },
   {
     id = "force-implicit-invalid", severity = "error",
-    what = "force_implicit: true without exactly one allowed transition that is not a <result>",
-    fix = "leave one allowed transition (not a <result>), or remove force_implicit",
+    what = "force_implicit: true without exactly one allowed transition (a <result> with a fixed payload)",
+    fix = "leave one allowed transition (a <result> needs a payload), or remove force_implicit",
     check = function(wf, add)
       each_markdown(wf, function(st)
         local fm = st.frontmatter
         if fm and fm.force_implicit == true and not implicit(wf, fm) then
-          add(file_of(wf, st), st.fm_line("force_implicit"),
-            "force_implicit needs exactly one allowed transition, and not a <result>")
+          add(file_of(wf, st), st.fm_line("force_implicit"), policy.FORCE_IMPLICIT_NEEDS)
         end
       end)
     end,
@@ -859,7 +858,7 @@ M.checks = {
   -- Info ---------------------------------------------------------------
   {
     id = "implicit-transition", severity = "info",
-    what = "one allowed transition (not a <result>): taken when the reply has no tag",
+    what = "one allowed transition (a <result> with a fixed payload): taken when the reply has no tag",
     fix = "nothing to fix; set force_implicit: true to skip reading the reply's tags",
     check = function(wf, add)
       each_markdown(wf, function(st)
@@ -867,7 +866,8 @@ M.checks = {
         local only = fm and fm.force_implicit ~= true and implicit(wf, fm)
         if only then
           add(file_of(wf, st), st.fm_line("allowed_transitions"), string.format("the one allowed transition "
-            .. "(%s) is taken when the reply has no tag", show_tag(only.tag, only.target)))
+            .. "(%s) is taken when the reply has no tag",
+            show_tag(only.tag, only.tag == "result" and only.payload or only.target)))
         end
       end)
     end,

@@ -5,6 +5,7 @@
 --   view:above(text)     stderr text (progress, errors): scrolls above
 --   view:print(line)     one line for stdout (<print>): scrolls above
 --   view:close()         the block gives way to its footer, as a line
+--   live.title(name)     a run's --name in the terminal's title
 --
 -- The view is on when stdout and stderr are both terminals, TERM is not
 -- "dumb" and --quiet is not given: with stdout a pipe or a file
@@ -40,6 +41,15 @@ View.__index = View
 
 function M.wanted(quiet)
   return not quiet and raymond.isatty("stdout") and raymond.isatty("stderr") and os.getenv("TERM") ~= "dumb"
+end
+
+-- Put a run's --name in the terminal's title (OSC 0) while it runs,
+-- when stderr is a terminal, with or without the view.  The name was
+-- checked to be printable text (raymond.text.printable_text), so it cannot
+-- end the sequence early.  The title is left as it is at the end.
+function M.title(name)
+  if not name or not raymond.isatty("stderr") or os.getenv("TERM") == "dumb" then return end
+  raymond.stderr("\27]0;" .. name .. " - raymond\7")
 end
 
 -- NO_COLOR (https://no-color.org): present and not empty turns colour off.

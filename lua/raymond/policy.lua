@@ -20,7 +20,9 @@
 -- parse(meta, file) checks the fields and returns a policy table (the
 -- agent's settings, the last six, in pol.settings);
 -- check(pol, tags, dir) says whether emitted tags are allowed;
--- implicit(pol, dir) gives the transition used when no tag is emitted;
+-- rendered(pol, render) fills in the placeholders of fixed payloads;
+-- implicit(pol, dir, render) gives the transition used when no tag is
+-- emitted;
 -- reminder(pol, why) is the text appended to a re-prompt;
 -- setting(key, v) checks one agent setting, from the frontmatter or from
 -- a PreState hook; mcp_text(scope, path) reads an MCP configuration.
@@ -325,16 +327,22 @@ function M.parse(meta, file, extra)
   end
   pol.force_implicit = meta.force_implicit == true
   if pol.force_implicit and not M.implicit_entry(pol) then
-    return nil, string.format("%s: force_implicit needs exactly one allowed transition, and not a <result>", file)
+    return nil, string.format("%s: %s", file, M.FORCE_IMPLICIT_NEEDS)
   end
   return pol, warnings
 end
 
 function M.has_policy(pol) return #pol.allowed > 0 end
 
--- The one entry an implicit transition uses, if the policy has one.
+M.FORCE_IMPLICIT_NEEDS = "force_implicit needs exactly one allowed transition, and a <result> "
+  .. "with a fixed payload, e.g. {tag: result, payload: done}"
+
+-- The one entry an implicit transition uses, if the policy has one: a
+-- <result> only with a fixed payload (an empty one too), since without
+-- one the reply would have to say what to return.
 function M.implicit_entry(pol)
-  if #pol.allowed == 1 and pol.allowed[1].tag ~= "result" then return pol.allowed[1] end
+  local e = #pol.allowed == 1 and pol.allowed[1]
+  if e and (e.tag ~= "result" or e.payload ~= nil) then return e end
   return nil
 end
 
@@ -377,14 +385,30 @@ function M.check(pol, tags, dir)
   return nil
 end
 
+-- The policy with each fixed payload's placeholders filled in by
+-- `render`, so that the implicit result, the check of a written one and
+-- the reminder all name the payload the state returns.
+function M.rendered(pol, render)
+  local copy = setmetatable({ allowed = {} }, { __index = pol })
+  for i, e in ipairs(pol.allowed) do
+    copy.allowed[i] = e
+    if e.payload then
+      copy.allowed[i] = setmetatable({ payload = trim(render(e.payload)) }, { __index = e })
+    end
+  end
+  return copy
+end
+
 -- The implicit transition: the single entry as if it had been emitted,
--- with its input rendered by `render`.
+-- with its input rendered by `render` (a payload is rendered beforehand,
+-- by M.rendered).
 function M.implicit(pol, dir, render)
   local e = M.implicit_entry(pol)
   local attrs = {}
   for k, v in pairs(e.attrs) do attrs[k] = render(v) end
   for _, k in ipairs(TARGET_ATTRS) do attrs[k] = e[k] end
-  return transition.decide({ { name = e.tag, body = e.target or "", attrs = attrs } }, dir)
+  local body = e.tag == "result" and e.payload or e.target or ""
+  return transition.decide({ { name = e.tag, body = body, attrs = attrs } }, dir)
 end
 
 local function show_entry(e)

@@ -220,6 +220,10 @@ function M.decode(text, path)
     -- list, status and watch show.
     for _, k in ipairs({ "timeout", "budget" }) do opt(run.launch[k], "number", "launch." .. k) end
     for _, k in ipairs({ "model", "effort", "claude", "cwd" }) do opt(run.launch[k], "string", "launch." .. k) end
+    if opt(run.launch.name, "string", "launch.name") then
+      local ok, why = require("raymond.text").printable_text(run.launch.name, 200)
+      if not ok then error("launch.name " .. why, 0) end
+    end
     if run.launch.hooks then
       for i, f in ipairs(list(run.launch.hooks, "launch.hooks")) do expect(f, "string", "launch.hooks[" .. i .. "]") end
     end

@@ -33,4 +33,23 @@ function M.distance(a, b)
   return prev[#b]
 end
 
+-- Whether `s` is printable text of at most `max` characters: UTF-8
+-- without control characters (C0, DEL, C1), which would reach a terminal
+-- as commands.  nil and why not otherwise.
+function M.printable_text(s, max)
+  local n = utf8.len(s)
+  if not n then return nil, "must be UTF-8 text" end
+  if n == 0 then return nil, "is empty" end
+  if n > max then return nil, string.format("is %d characters long; at most %d are allowed", n, max) end
+  local i = 0
+  for _, c in utf8.codes(s) do
+    i = i + 1
+    if c < 32 or (c >= 127 and c < 160) then
+      return nil, string.format("holds a control character (U+%04X, character %d); only printable text is allowed",
+        c, i)
+    end
+  end
+  return true
+end
+
 return M

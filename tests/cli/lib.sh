@@ -43,6 +43,17 @@ expect_status() {
 # The id of the only run in this test directory.
 run_id() { ls .raymond/state | sed -n 's/\.json$//p' | head -1; }
 
+# stopped_run ID: run ID of the workflow folder ./ID, which a RunStart
+# hook stops at its start (exit status 3), so it is saved as stopped.
+stopped_run() {
+	mkdir -p "$1" &&
+	printf "echo \"<result>x</result>\"\n" >"$1/START.sh" &&
+	cat >"$1/hooks.lua" <<-\EOS &&
+	return { RunStart = function() return { continue = false, stopReason = "not today" } end }
+	EOS
+	expect_status 3 raymond "$1" --workflow-id "$1" --quiet 2>/dev/null
+}
+
 # The only run's state file.  After raymond ends it holds the whole state;
 # after a kill -9 the latest transitions may be only in its journal, so
 # read the state then with state_json.

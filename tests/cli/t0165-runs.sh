@@ -26,11 +26,7 @@ four_runs() {
 	printf "exit 2\n" >bad/SUB.sh &&
 	printf "echo \"<result>x</result>\"\n" >bad/AFTER.sh &&
 	expect_status 1 raymond bad --workflow-id bad --quiet 2>/dev/null &&
-	printf "echo \"<result>x</result>\"\n" >held/START.sh &&
-	cat >held/hooks.lua <<-\EOS &&
-	return { RunStart = function() return { continue = false, stopReason = "not today" } end }
-	EOS
-	expect_status 3 raymond held --workflow-id held --quiet 2>/dev/null &&
+	stopped_run held &&
 	cat >lost/START.sh <<-\EOS &&
 	echo "<fork next=\"B\">W</fork>"
 	EOS

@@ -437,6 +437,25 @@ TEST(print_without_callback)
 	ray_tagparse_free(p);
 }
 
+TEST(prints_only_finds_no_tags)
+{
+	static const char in[] = "<goto>A</goto> <result><print>in</print>"
+	    "</result> <ask next=\"N\">q</ask><print>out</print>";
+	struct ray_buf out = RAY_BUF_INIT;
+	struct ray_tagparse *p = ray_tagparse_new_prints(record, &out);
+	struct ray_err err;
+	size_t i;
+
+	/* One byte at a time: a <print> straddling reads is still found. */
+	for (i = 0; i < strlen(in); i++)
+		ASSERT_EQ(ray_tagparse_feed(p, in + i, 1, &err), 0);
+	ASSERT_EQ(ray_tagparse_finish(p, &err), 0);
+	ASSERT_EQ(ray_tagparse_count(p), 0);
+	ASSERT_STREQ(ray_buf_str(&out), "in[END]out[END]");
+	ray_tagparse_free(p);
+	ray_buf_release(&out);
+}
+
 TEST(malformed_attributes)
 {
 	static const char *const bad[] = {
@@ -773,7 +792,8 @@ TESTS(T_CASE(transition_tags), T_CASE(white_space_after_name),
     T_CASE(rescan_repeats),
     T_CASE(unfinished_open_tag_is_text), T_CASE(print_streams_as_it_arrives),
     T_CASE(print_unclosed_at_end), T_CASE(print_inside_result_is_not_printed),
-    T_CASE(print_without_callback), T_CASE(malformed_attributes),
+    T_CASE(print_without_callback), T_CASE(prints_only_finds_no_tags),
+    T_CASE(malformed_attributes),
     T_CASE(duplicate_attribute), T_CASE(error_is_sticky),
     T_CASE(feed_after_finish_fails), T_CASE(open_tag_limit),
     T_CASE(body_limit), T_CASE(whole_inputs), T_CASE(every_split_point),

@@ -102,12 +102,19 @@ end
 
 -- "--resume ID, --list, ... and --help": the options choosing a command
 -- in the old form.
-local function old_forms()
-  local forms = {}
+-- The old-form options, "--resume ID, ... and --help": those named as
+-- their command, and the others ("--recover is raymond list --recover.")
+-- apart; with `all`, every one in the list.
+local function old_forms(all)
+  local forms, others = {}, {}
   for _, o in ipairs(cli.options) do
-    if o.command then forms[#forms + 1] = "--" .. o.name .. (o.arg and " " .. o.arg or "") end
+    if o.command == o.name or (all and o.command) then
+      forms[#forms + 1] = "--" .. o.name .. (o.arg and " " .. o.arg or "")
+    elseif o.command then
+      others[#others + 1] = string.format(" --%s is raymond %s --%s.", o.name, o.command, o.name)
+    end
   end
-  return table.concat(forms, ", ", 1, #forms - 1) .. " and " .. forms[#forms]
+  return table.concat(forms, ", ", 1, #forms - 1) .. " and " .. forms[#forms], table.concat(others)
 end
 
 local function general()
@@ -122,7 +129,8 @@ local function general()
   out[#out + 1] = ""
   out[#out + 1] = "A first argument naming a command is that command, even when a folder of"
   out[#out + 1] = "that name exists; run such a workflow with: raymond run NAME (or ./NAME)."
-  wrap(out, "The old forms still work: " .. old_forms() .. " do what the commands of the same name do.")
+  local forms, others = old_forms()
+  wrap(out, "The old forms still work: " .. forms .. " do what the commands of the same name do." .. others)
   local shown = {}
   for _, cmd in ipairs(cmds) do options(out, cmd, shown) end
   out[#out + 1] = ""

@@ -25,7 +25,11 @@ M.options = {
   { name = "json", key = "json", help = "print the runs as a JSON array, for scripts" },
 }
 
-M.flags = { { "list options", "json", "status" } }
+M.flags = { { "list options", "json", "status", "recover" } }
+
+-- The statuses of the runs raymond resume continues: a run saved as
+-- running whose raymond died shows as interrupted.
+M.RECOVERABLE = { "failed", "stopped", "interrupted" }
 
 M.help = [[
 Lists the runs kept in .raymond/ at the project root, newest first, under
@@ -35,8 +39,11 @@ or until now while it runs), the states its live agents are at, and the
 workflow.  A run whose raymond died (kill -9, a crash) shows as
 interrupted.  A state file that cannot be read shows as unreadable, with
 the reason.  With --json it prints the same as an array of objects
-(id, status, cost_usd, budget_usd, elapsed_seconds, created_at,
-updated_at, steps, states, workflow, error), numbers as numbers.]]
+(id, name, status, cost_usd, budget_usd, elapsed_seconds, created_at,
+updated_at, steps, states, workflow, error), numbers as numbers.  With
+--recover (or raymond --recover) it prints only the ids of the runs
+raymond resume would continue (failed, stopped, interrupted), one a
+line, or "No recoverable workflows found.".]]
 
 -- Whether `info` passes the --status filters `only` (any of them).
 function M.wanted(info, only)
@@ -48,7 +55,7 @@ function M.wanted(info, only)
 end
 
 -- The fields of --json in the order written.
-local FIELDS = { "id", "status", "cost_usd", "budget_usd", "elapsed_seconds", "created_at", "updated_at",
+local FIELDS = { "id", "name", "status", "cost_usd", "budget_usd", "elapsed_seconds", "created_at", "updated_at",
                  "steps", "states", "workflow", "error" }
 
 -- One value of --json.  The state's writer gives every float 17 digits
@@ -71,6 +78,7 @@ local function json_fields(info)
   local t = { id = info.id, status = info.status, error = info.error }
   if info.rec then
     t.workflow, t.cost_usd, t.budget_usd = info.workflow, info.cost, info.budget
+    t.name = info.rec.launch.name
     t.elapsed_seconds = math.floor(info.elapsed * 1000 + 0.5) / 1000
     t.created_at, t.updated_at = info.rec.created_at, info.rec.updated_at
     t.steps, t.states = info.rec.steps, info.states
@@ -87,11 +95,13 @@ local function json_object(info)
   return "{" .. table.concat(parts, ",") .. "}"
 end
 
--- The columns of one run.
-local function row(info, cwd)
+-- The columns of one run; NAME last, when `names` (some run has one).
+local function row(info, cwd, names)
   if not info.rec then return { info.id, info.status, info.error } end
-  return { info.id, info.status, text.usd(info.cost), runinfo.duration(info.elapsed),
-           runinfo.short_states(info.states), console.rel(info.workflow, cwd) }
+  local r = { info.id, info.status, text.usd(info.cost), runinfo.duration(info.elapsed),
+              runinfo.short_states(info.states), console.rel(info.workflow, cwd) }
+  if names then r[#r + 1] = info.rec.launch.name or "-" end
+  return r
 end
 
 -- `rows` as lines, each column as wide as its widest cell; the last
@@ -112,12 +122,29 @@ local function table_lines(rows)
   return lines
 end
 
+-- --recover, as the original raymond prints it: the ids of the runs a
+-- resume would continue, one a line, for scripts.
+local function recover(runs)
+  local ids = {}
+  for _, info in ipairs(runs) do
+    if M.wanted(info, M.RECOVERABLE) then ids[#ids + 1] = info.id .. "\n" end
+  end
+  raymond.stdout(#ids == 0 and "No recoverable workflows found.\n" or table.concat(ids))
+  return 0
+end
+
 function M.main(opts)
+  if opts.recover and (opts.json or opts.only) then
+    console.error("--recover prints run ids only; it does not go with --json or --status", nil,
+      "raymond list --recover")
+    return 1
+  end
   local ws = workspace.new(opts.cwd)
   local runs = {}
   for _, info in ipairs(runinfo.all(ws)) do
     if M.wanted(info, opts.only) then runs[#runs + 1] = info end
   end
+  if opts.recover then return recover(runs) end
   if opts.json then
     local items = {}
     for i, info in ipairs(runs) do items[i] = json_object(info) end
@@ -128,8 +155,10 @@ function M.main(opts)
     raymond.stdout(opts.only and "No runs with that status.\n" or "No runs found.\n")
     return 0
   end
-  local rows = { { "ID", "STATUS", "COST", "ELAPSED", "STATES", "WORKFLOW" } }
-  for _, info in ipairs(runs) do rows[#rows + 1] = row(info, opts.cwd) end
+  local names = false
+  for _, info in ipairs(runs) do names = names or (info.rec and info.rec.launch.name ~= nil) end
+  local rows = { { "ID", "STATUS", "COST", "ELAPSED", "STATES", "WORKFLOW", names and "NAME" or nil } }
+  for _, info in ipairs(runs) do rows[#rows + 1] = row(info, opts.cwd, names) end
   -- The state files are untrusted text: their control characters are shown.
   raymond.stdout(raymond.printable(table.concat(table_lines(rows), "\n") .. "\n"))
   return 0

@@ -41,7 +41,10 @@ function M.main(opts)
     return 1
   end
   local run, err = require("raymond.engine").resume(opts)
-  if run then return nil, run end
+  if run then
+    require("raymond.live").title(run.rec.launch.name)
+    return nil, run
+  end
   require("raymond.console").error(err.msg, err.detail, err.hint)
   return 1
 end

@@ -20,7 +20,7 @@ M.args = {
 M.extra_hint = "give one WORKFLOW; quote --input text that has spaces"
 
 M.flags = {
-  { "run options", "input", "workflow-id", "timeout", "max-parallel", "max-agents", "allow-cd", "no-lint" },
+  { "run options", "input", "workflow-id", "name", "timeout", "max-parallel", "max-agents", "allow-cd", "no-lint" },
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,
@@ -67,7 +67,13 @@ function M.main(opts)
   end
   if not opts.no_lint and not require("raymond.commands.lint").check_before_run(opts) then return 1 end
   local run, err = require("raymond.engine").start(opts)
-  if run then return nil, run end
+  if run then
+    -- Kept with the launch options, so list, status and a resume show it;
+    -- the first save comes before any state runs.
+    run.rec.launch.name = opts.name
+    require("raymond.live").title(opts.name)
+    return nil, run
+  end
   local hint = err.hint or (opts.implied and typo_hint(opts.workflow))
   require("raymond.console").error(err.msg, err.detail, hint)
   return 1

@@ -27,13 +27,14 @@ M.flags = {
 }
 
 M.help = [[
-Shows the run ID: its workflow, status, steps, what it cost against its
-budget, how long it ran, the hook files it loads, and each agent with the
-state it is at, the states its <result> returns to, its input and its
-cost.  With --json it prints the state file and journal as one record,
-exactly as a resume would read it, for scripts (cost is "cost", each
-agent's "cost", the budget "launch.budget").  A run whose raymond died
-(kill -9, a crash) shows as interrupted, not running.]]
+Shows the run ID: its --name, its workflow, status, steps, what it cost
+against its budget, how long it ran, the hook files it loads, and each
+agent with the state it is at, the states its <result> returns to, its
+input and its cost.  With --json it prints the state file and journal as
+one record, exactly as a resume would read it, for scripts (cost is
+"cost", each agent's "cost", the budget "launch.budget", the name
+"launch.name").  A run whose raymond died (kill -9, a crash) shows as
+interrupted, not running.]]
 
 -- "$1.2345 of a $10.00 budget", or "of no budget" when it has none.
 local function cost_line(info)
@@ -62,6 +63,7 @@ function M.main(opts)
     "Cost:      " .. cost_line(info),
     "Elapsed:   " .. runinfo.duration(info.elapsed) .. (info.status == "running" and " so far" or ""),
   }
+  if run.launch.name then table.insert(out, 2, "Name:      " .. run.launch.name) end
   local scope, serr = resolve.reopen(run.workflow)
   local files, herr
   if scope then files, herr = hooks.discover(scope, run.launch) else herr = serr end

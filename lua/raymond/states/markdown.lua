@@ -22,8 +22,9 @@
 --
 -- Policy.  With allowed_transitions, a missing, extra or disallowed tag is
 -- answered by re-prompting the same session with a reminder, up to three
--- invocations; a single non-result transition is used implicitly when no
--- tag is emitted.  Without a policy a missing or doubled tag is an error.
+-- invocations; a single transition (a result only with a fixed payload)
+-- is used implicitly when no tag is emitted.  Without a policy a missing
+-- or doubled tag is an error.
 --
 -- Agent settings.  The frontmatter's allowed_tools, disallowed_tools,
 -- permission_mode, mcp_config, append_system_prompt and max_turns
@@ -307,6 +308,7 @@ function M.run(run, agent)
   local pol, body, meta = load(run, agent.state)
   if not pol then return body end
   local vars = template.vars(rec, agent)
+  pol = policy.rendered(pol, function(s) return template.render(s, vars) end)
   local launch = rec.launch
   local inv = {
     prompt = template.render(body, vars), model = pol.model or launch.model,

@@ -94,7 +94,8 @@ above, and --help; the old form raymond WORKFLOW [options] takes them all.]])
     if o.command then
       out[#out + 1] = ".TP"
       out[#out + 1] = option_tag(o) .. (o.name == "help" and ", \\fB\\-h\\fR" or "")
-      text(out, string.format("%s; the same as raymond %s.", o.help:gsub("\n", " "), o.command))
+      local same = o.command .. (o.name ~= o.command and " --" .. o.name or "")
+      text(out, string.format("%s; the same as raymond %s.", o.help:gsub("\n", " "), same))
     end
   end
 end
@@ -136,7 +137,7 @@ that name exists: run such a workflow with \fBraymond run\fR \fINAME\fR or
 -- The end of the description's last paragraph: the options choosing a
 -- command in the old form, from the table, as raymond help lists them.
 local function old_form(out)
-  local forms = esc(help.old_forms()):gsub("(%u[%u_]+)", "\\fI%1\\fR")
+  local forms = esc((help.old_forms(true))):gsub("(%u[%u_]+)", "\\fI%1\\fR")
   wrap(out, "Any other first argument is read the old way, \\fBraymond\\fR \\fIWORKFLOW\\fR "
     .. "[options], where " .. forms .. " choose the command.")
 end
