@@ -143,12 +143,16 @@ local function call_text(gate, tool, input)
   return string.format("%s %q", tool, line:sub(#tool + 2))
 end
 
+-- A line about the gate's agent and state: "[main] START.md: text".
+local function agent_line(gate, text)
+  return string.format("[%s] %s: %s", gate.agent.id, gate.agent.state, text)
+end
+
 -- Show and record a decision line: `shown` ones on stderr too.
 local function decision_line(gate, text, shown)
-  local run = gate.run
-  local line = string.format("[%s] %s: %s", gate.agent.id, gate.agent.state, text)
+  local line = agent_line(gate, text)
   if shown then console.progress("%s", line) end
-  if run.record then run.record:decision(line) end
+  if gate.run.record then gate.run.record:decision(line) end
 end
 
 local function where(run, at)
@@ -304,8 +308,9 @@ end
 
 -- Show and record something odd about this turn's events.
 function Gate:report(msg)
-  console.warn("[%s] %s: %s", self.agent.id, self.agent.state, msg)
-  if self.run.record then self.run.record:decision(string.format("[%s] %s: %s", self.agent.id, self.agent.state, msg)) end
+  local line = agent_line(self, msg)
+  console.warn("%s", line)
+  if self.run.record then self.run.record:decision(line) end
 end
 
 -- Why event `name` cannot be one Claude Code sent for this turn, or nil.

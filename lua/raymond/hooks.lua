@@ -184,8 +184,8 @@ local function limited(fn, arg)
   return ok, v, why
 end
 
--- A `tools` pattern: tool names separated by "|", each of letters, digits
--- and "_", which may end in "*" (a prefix), or "*" alone (every tool).
+-- A `tools` pattern: tool names separated by "|", each of letters, digits,
+-- "_" and "-", which may end in "*" (a prefix), or "*" alone (every tool).
 -- Returns the list of alternatives, or nil and what is wrong.
 function M.tool_pattern(p)
   if type(p) ~= "string" then return nil, "is a " .. type(p) .. ", not a string" end
