@@ -4,7 +4,8 @@
  * itself (libc only; a fresh machine has no socat or nc -U).
  *
  *	bridge-peer serve PATH HEX|-
- *	    listen at PATH (short), print "listening", take one connection,
+ *	    listen at PATH (short), print "listening", take one connection
+ *	    (and remove PATH),
  *	    read the request's header and body, write the bytes HEX (or
  *	    nothing, for -), close and exit
  *	bridge-peer send PATH HEX
@@ -105,6 +106,11 @@ serve(const char *path, const char *hex)
 	fflush(stdout);
 	if ((c = accept(s, NULL, NULL)) < 0)
 		die("accept");
+	/* Gone before the answer: a test starts the next peer at the same
+	 * path as soon as this answer is in, and a late unlink would take
+	 * that peer's socket away. */
+	unlink(path);
+	close(s);
 	if (read_n(c, hdr, sizeof(hdr)) == sizeof(hdr)) {
 		len = (size_t)hdr[72] << 24 | (size_t)hdr[73] << 16 |
 		    (size_t)hdr[74] << 8 | hdr[75];
@@ -120,7 +126,6 @@ serve(const char *path, const char *hex)
 		free(out);
 	}
 	close(c);
-	unlink(path);
 	return 0;
 }
 
