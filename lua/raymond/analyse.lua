@@ -4,15 +4,16 @@
 --
 -- `path` (relative to `cwd`, or absolute) is a workflow folder, a .zip
 -- archive of one (opened through raymond.scope, so its layout, hash and
--- size caps are checked as a run checks them), or one state file, whose
--- folder is the workflow and which is then its entry.  `opts` may hold
+-- size caps are checked as a run checks them), a YAML workflow
+-- (FILE.yaml, or FILE.yaml/STATE which is then its entry), or one state
+-- file, whose folder is the workflow and which is then its entry.  `opts` may hold
 -- `hooks` (extra hook files, absolute) and `no_default_hooks`, as a run
 -- has them.  On failure: nil and { msg =, hint = }, as the engine's errors.
 -- A folder holding no state file at all is not a workflow.
 --
 -- The model:
 --   wf.path        the folder or archive, absolute
---   wf.kind        "dir" or "zip"
+--   wf.kind        "dir", "zip" or "yaml"
 --   wf.scope       its raymond.scope (close it with analyse.close(wf))
 --   wf.entry       the entry state's file name ("1_START.md"), or nil
 --   wf.entry_error { check = "no-entry-point" | "ambiguous-entry-point",
@@ -397,6 +398,9 @@ end
 
 -- The scope of `path` and the entry a state file names.
 local function open_scope(path, abs)
+  local yscope, yentry = resolve.yaml(abs)
+  if yscope then return yscope, yentry end
+  if yentry then return nil, { msg = yentry } end
   local kind = raymond.stat(abs)
   if kind == nil then return nil, { msg = string.format("workflow '%s' does not exist", path) } end
   local real, err = raymond.realpath(abs)
@@ -416,7 +420,7 @@ end
 
 local function list_files(scope)
   local names = {}
-  if scope.kind == "zip" then
+  if scope.kind == "zip" or scope.kind == "yaml" then
     for name in pairs(scope.files) do names[#names + 1] = name end
   else
     for _, name in ipairs(raymond.listdir(scope.path) or {}) do
@@ -458,6 +462,11 @@ function M.load(path, cwd, opts)
     end
   end
   load_hooks(wf, opts)
+  local bad_field = scope.check_fields and scope:check_fields(wf.hooks.frontmatter)
+  if bad_field then
+    M.close(wf)
+    return nil, { msg = bad_field }
+  end
   wf.fm_types = policy.types(wf.hooks.frontmatter)
   for _, name in ipairs(names) do
     local st = read_state(wf, name)
@@ -473,7 +482,7 @@ end
 
 -- Give back what the model holds open (an archive's descriptor).
 function M.close(wf)
-  if wf.kind == "zip" then wf.scope:close() end
+  if wf.kind ~= "dir" then wf.scope:close() end
 end
 
 return M

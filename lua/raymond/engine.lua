@@ -193,7 +193,7 @@ local function open_run(opts, ws, rec, scope, roots)
   end
   raymond.set_max_parallel(rec.launch.max_parallel or 0)
   raymond.set_flush(function() run:flush() end)
-  if scope.kind == "zip" then
+  if scope.kind == "zip" or scope.kind == "yaml" then
     scope.workdir = workspace.extract_path(ws, rec.id)
     -- Checked again when the copy is made: a link may have been planted
     -- since the run began (by a state, or a model's tool call).
@@ -204,6 +204,10 @@ local function open_run(opts, ws, rec, scope, roots)
   local set, herr = hooks.load(files, hookapi.new(run))
   if not set then return nil, herr, run end
   run.hooks = set
+  -- A YAML state's field that neither raymond nor a hook reads is refused
+  -- once the hooks say which fields they read.
+  local bad_field = scope.check_fields and scope:check_fields(set.frontmatter)
+  if bad_field then return nil, bad_field end
   -- Where each child is recorded before it starts (raymond.leftovers).
   local children = workspace.children_dir(ws, rec.id)
   local ok, derr = raymond.mkdir_p(children)

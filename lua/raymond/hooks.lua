@@ -17,8 +17,9 @@
 --                         an empty list wants none.
 --
 -- Order (docs/hooks.md): the default hooks compiled in from hooks/ (unless
--- --no-default-hooks), then hooks.lua in the workflow folder, then the
--- folder's hooks/*.lua by name, then each --hooks FILE as given.
+-- --no-default-hooks), then hooks.lua in the workflow folder (for a YAML
+-- workflow, the hooks its hooks: key lists), then the folder's hooks/*.lua
+-- by name, then each --hooks FILE as given.
 --
 -- Each file lives in a room of its own: its globals are its own, and the
 -- standard libraries and the raymond table it sees are read-only proxies
@@ -323,6 +324,11 @@ function M.discover(scope, opts)
     for name in pairs(defaults) do names[#names + 1] = name end
     table.sort(names)
     for _, name in ipairs(names) do files[#files + 1] = { name = name, source = defaults[name] } end
+  end
+  if scope.hooks then
+    local own, err = scope:hooks()
+    if not own then return nil, err end
+    table.move(own, 1, #own, #files + 1, files)
   end
   if scope:has("hooks.lua") then
     local source, err = scope:read("hooks.lua")

@@ -916,7 +916,14 @@ function M.run(wf, only)
   for _, c in ipairs(M.checks) do
     if not only or M.RANK[c.severity] <= M.RANK[only] then
       c.check(wf, function(file, line, message)
-        diags[#diags + 1] = { file = file, line = line, severity = c.severity, message = message, check = c.id }
+        local d = { file = file, line = line, severity = c.severity, message = message, check = c.id }
+        diags[#diags + 1] = d
+        -- A YAML workflow's state is a part of the file: the finding names
+        -- the file and its line, and keeps the state for reachable_only.
+        local name = file:sub(#wf.path + 2)
+        if wf.kind == "yaml" and file:sub(1, #wf.path + 1) == wf.path .. "/" and wf.by_name[name] then
+          d.file, d.line, d.state = wf.path, wf.scope:line_of(name, line) or wf.scope:line_of(name, 1), name
+        end
       end, g)
     end
   end
@@ -931,8 +938,8 @@ function M.reachable_only(wf, diags)
   if not seen then return diags end
   local out = {}
   for _, d in ipairs(diags) do
-    local name = d.file:sub(#wf.path + 2)
-    if d.file:sub(1, #wf.path + 1) ~= wf.path .. "/" or not wf.by_name[name] or seen[name] then
+    local name = d.state or d.file:sub(#wf.path + 2)
+    if not d.state and d.file:sub(1, #wf.path + 1) ~= wf.path .. "/" or not wf.by_name[name] or seen[name] then
       out[#out + 1] = d
     end
   end

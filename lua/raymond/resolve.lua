@@ -1,7 +1,7 @@
 -- raymond.resolve: from names in tags to state files in the workflow folder.
 --
--- A workflow (a folder or an archive, see raymond.scope) is flat; a target
--- is a file name, never a path.
+-- A workflow (a folder, an archive or a YAML file, see raymond.scope) is
+-- flat; a target is a file name, never a path.
 --   NAME.md / NAME.sh   must exist as written
 --   NAME.bat / NAME.ps1 are another platform's scripts: an error here
 --   NAME                NAME.md, else NAME.sh (in the order of the kinds in
@@ -96,9 +96,31 @@ function M.entry(scope)
   return found[1]
 end
 
+-- A YAML workflow named by `path`: FILE.yaml (or .yml), or FILE.yaml/STATE
+-- to start at STATE.  Returns the scope and the entry state; nil and a
+-- message; or nothing when `path` names no YAML file.
+function M.yaml(path)
+  local file, state = path, nil
+  if not (scope_of.is_yaml(path) and raymond.stat(path) == "file") then
+    file, state = path:match("^(.+)/([^/]+)$")
+    if not file or not scope_of.is_yaml(file) or raymond.stat(file) ~= "file" then return end
+  end
+  local abs, err = raymond.realpath(file)
+  if not abs then return nil, err end
+  local scope, serr = scope_of.yaml(abs)
+  if not scope then return nil, serr end
+  local entry, eerr
+  if state then entry, eerr = M.target(scope, state) else entry, eerr = M.entry(scope) end
+  if not entry then return nil, eerr end
+  return scope, entry
+end
+
 -- Split the WORKFLOW argument into a scope and an entry state.  `path` is
--- a folder, a zip archive or a state file.
+-- a folder, a zip archive, a YAML file (FILE.yaml or FILE.yaml/STATE, see
+-- M.yaml) or a state file.
 function M.workflow(path)
+  local yscope, yentry = M.yaml(path)
+  if yscope ~= nil or yentry ~= nil then return yscope, yentry end
   local kind = raymond.stat(path)
   if kind == nil then
     return nil, string.format("workflow '%s' does not exist", path)
@@ -124,7 +146,17 @@ end
 
 -- The scope of a run's workflow path, on --resume: a folder, or an archive
 -- that must still be there and unchanged.
+--
+-- A YAML file is read again, as a folder's files are: it is the
+-- workflow's source, and a state that failed on a bad prompt or field is
+-- fixed by editing it and resuming.
 function M.reopen(path, sha256)
+  if scope_of.is_yaml(path) then
+    if raymond.stat(path) ~= "file" then
+      return nil, string.format("the YAML workflow %s of this run is gone", path)
+    end
+    return scope_of.yaml(path)
+  end
   if scope_of.is_zip(path) then
     if raymond.stat(path) ~= "file" then
       return nil, string.format("the archive %s of this run is gone", path)

@@ -57,7 +57,8 @@ local trim = text.trim
 
 -- The state file's policy and body, warning once per file about unknown fields.
 local function load(run, name)
-  local file = run.scope.path .. "/" .. name
+  -- A YAML workflow's state is named by its line in the file.
+  local file = run.scope.label and run.scope:label(name) or (run.scope.path .. "/" .. name)
   local source, err = run.scope:read(name)
   -- A read a signal stopped (a big archive) ends the step like a killed one.
   if not source and raymond.stopping() then return nil, states.STOPPED end
@@ -132,6 +133,17 @@ local function on_tool(agent, gate)
   end
 end
 
+-- The inactivity limit a turn ran out of, and where a state's own limit
+-- is written (a YAML state's timeout:), for the message.
+local function timeout_note(run, agent, inv)
+  local own, where
+  if run.scope.timeout_of then own, where = run.scope:timeout_of(agent.state) end
+  if own and own == inv.timeout then
+    return string.format(" (%g seconds, the per-state timeout in %s)", inv.timeout, console.rel(where, run.cwd))
+  end
+  return string.format(" (%g seconds)", inv.timeout)
+end
+
 local function spawn(run, agent, inv, turn, meta)
   local launch = run.rec.launch
   -- The tool policy first: a turn the hooks want to watch never runs
@@ -164,6 +176,7 @@ local function spawn(run, agent, inv, turn, meta)
   })
   if gate then gate:close() end
   local out = claude.outcome(res, reader)
+  if res.timed_out and out.kind == "transient" then out.msg = out.msg .. timeout_note(run, agent, inv) end
   if gate and gate.prompt_blocked and out.kind ~= "stopped" then
     out.kind, out.msg = "fatal", gate.prompt_blocked
     out.hint = "change the prompt or the hook, then continue with: raymond --resume " .. run.rec.id

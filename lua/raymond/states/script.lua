@@ -44,14 +44,30 @@ local function hook_outcome(v, blocked)
   return nil
 end
 
+-- The inactivity limit of `agent`'s state: its own (a YAML state's
+-- timeout:), with where that is written, or the run's --timeout.
+local function timeout(run, agent)
+  local own, where
+  if run.scope.timeout_of then own, where = run.scope:timeout_of(agent.state) end
+  if own then return own, where end
+  return run.rec.launch.timeout
+end
+
 -- The outcome of a script that did not end well, or nil.
-local function failure(run, res)
+local function failure(run, res, limit, where)
   if res.killed and not res.timed_out then return states.STOPPED end
   local stderr = console.tail(res.stderr_tail, STDERR_LINES)
   if res.spawn_error then return states.error("cannot run the script: " .. res.spawn_error) end
+  if res.timed_out and where then
+    local shown = console.rel(where, run.cwd)
+    return states.error(string.format("script produced no output for %g seconds (the per-state timeout in %s); "
+      .. "its process group was killed", limit, shown), stderr,
+      "raise timeout in " .. shown .. " (0 means no limit) or make the script print progress, then: "
+      .. "raymond --resume " .. run.rec.id)
+  end
   if res.timed_out then
     return states.error(string.format("script produced no output for %g seconds; its process group was killed",
-      run.rec.launch.timeout), stderr,
+      limit), stderr,
       "raise --timeout (0 means no limit) or make the script print progress, then: raymond --resume " .. run.rec.id)
   end
   if res.signal then return states.error("script was killed by signal " .. res.signal, stderr) end
@@ -102,9 +118,10 @@ function M.run(run, agent)
   local env = script_env(run, agent, file)
   local input_path, ierr = input_file(run, agent, env)
   if ierr then return ierr end
+  local limit, where = timeout(run, agent)
   local res, step = executor.run(run, {
     argv = { "bash", file }, env = env, cwd = agent.cwd,
-    timeout = run.rec.launch.timeout, tags = true, name = agent.id .. "_" .. agent.state,
+    timeout = limit, tags = true, name = agent.id .. "_" .. agent.state,
     input = agent.input, prints = console.prints(agent.id),
   })
   if input_path then os.remove(input_path) end
@@ -112,7 +129,7 @@ function M.run(run, agent)
     step:finish({ duration = res.duration, exit = res.exit, signal = res.signal,
                   timed_out = res.timed_out, killed = res.killed })
   end
-  local bad = failure(run, res)
+  local bad = failure(run, res, limit, where)
   if bad then return bad end
   local post = hook_outcome(run:decide("PostState", agent, {
     kind = "script", output = res.stdout_tail, exit_code = res.exit, duration = res.duration, cost_usd = 0,
