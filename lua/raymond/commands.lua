@@ -33,6 +33,7 @@ M.list = {
   { name = "prune", summary = "remove old or finished runs and all their files" },
   { name = "lint", summary = "check a workflow without running it" },
   { name = "diagram", summary = "draw a workflow's states and transitions (Mermaid, HTML)" },
+  { name = "convert", summary = "write a workflow folder or archive as one YAML file" },
   { name = "config", summary = "show the settings in effect, and where each comes from" },
   { name = "init-config", module = "init_config", summary = "write a config file with every setting, commented" },
   { name = "help", summary = "print this help, or a command's" },

@@ -250,10 +250,24 @@ local function new_id(opts, ws)
   return id
 end
 
+-- The first field of a YAML workflow's states that neither raymond nor
+-- its hooks read, as an error table; checked before a run is made, so a
+-- refused file leaves nothing behind.  Hooks that do not load are left
+-- to open_run, which says why.
+local function unread_field(scope, launch)
+  if not scope.check_fields then return nil end
+  local files = hooks.discover(scope, launch)
+  local set = files and hooks.load(files, nil, function() end)
+  local err = set and scope:check_fields(set.frontmatter)
+  return err and { msg = err, hint = "correct the key, or remove it" } or nil
+end
+
 -- A new run.  Returns the run, or nil and an error table.
 function M.start(opts)
   local scope, entry = resolve.workflow(opts.workflow)
   if not scope then return nil, { msg = entry } end
+  local unread = unread_field(scope, launch_options(opts))
+  if unread then return nil, unread end
   local ws = workspace.new(opts.cwd)
   local ok, err, hint = workspace.prepare(ws)
   if not ok then return nil, { msg = err, hint = hint } end

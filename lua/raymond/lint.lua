@@ -922,7 +922,7 @@ function M.run(wf, only)
         -- the file and its line, and keeps the state for reachable_only.
         local name = file:sub(#wf.path + 2)
         if wf.kind == "yaml" and file:sub(1, #wf.path + 1) == wf.path .. "/" and wf.by_name[name] then
-          d.file, d.line, d.state = wf.path, wf.scope:line_of(name, line) or wf.scope:line_of(name, 1), name
+          d.file, d.line, d.state = wf.path, wf.scope:line_of(name, line), name
         end
       end, g)
     end

@@ -12,7 +12,8 @@
 -- RAYMOND_STATE_DIR) and scope:close() (removes an extracted copy).
 --
 -- A YAML scope also says where its states are written: line_of(NAME, n)
--- is the line of the YAML file that line n of state NAME comes from,
+-- is the line of the YAML file that line n of state NAME comes from (the
+-- state's own line when n is nil),
 -- label(NAME) "FILE:LINE" of the state, timeout_of(NAME) the state's own
 -- timeout and its line; hooks() gives its hook files (hooks: in the file)
 -- and check_fields(extra) refuses a state field nobody reads.
@@ -128,8 +129,12 @@ end
 local function stem(name) return (name:gsub("%.%w+$", "")) end
 
 function Yaml:line_of(name, n)
+  if n == nil then
+    local st = self.model.by_name[stem(name)]
+    return st and st.line
+  end
   local map = self.model.maps[name]
-  return map and map(n or 1) or nil
+  return map and map(n) or nil
 end
 
 function Yaml:label(name)

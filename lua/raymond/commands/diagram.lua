@@ -77,6 +77,9 @@ local function write(out, cwd, text)
     "--output FILE is written as FILE.lock beside it, then renamed over it; omit --output to write to stdout"
 end
 
+-- Also raymond convert's --output.
+M.write = write
+
 function M.main(opts)
   local wf, err = analyse.load(opts.workflow, opts.cwd)
   if not wf then
