@@ -126,4 +126,21 @@ test_expect_success 'workflows/team-budget switches to haiku once half the budge
 	tail -1 fake/log.jsonl | grep -q "claude-haiku"
 '
 
+test_expect_success 'workflows/todo-report.yaml counts TODO comments and has the model report them' '
+	export RAYMOND_CLAUDE="$(dirname "$RAYMOND")/tests/fake-claude" FAKE_CLAUDE_DIR=$PWD/fake &&
+	mkdir -p fake src &&
+	printf "a # TODO one\nb # TODO two\n" >src/a.sh &&
+	sed "s|^      matter most, one line each, starting with file:line.\$|&\n      MOCK: bash echo src/a.sh:1 >todo-report.md => done|" \
+	    "$TESTS_TOP/workflows/todo-report.yaml" >todo.yaml &&
+	raymond todo.yaml >out 2>err &&
+	test "$(tail -1 out)" = "todo-report.md written" &&
+	grep -q "^[0-9]* TODO comments$" out &&
+	grep -qx "src/a.sh:1" todo-report.md &&
+	mkdir empty &&
+	(cd empty && raymond "$TESTS_TOP/workflows/todo-report.yaml" >../out 2>../err) &&
+	printf "0 TODO comments\nno TODO comments\n" >want &&
+	cmp want out &&
+	test "$(wc -l <fake/log.jsonl)" = 1
+'
+
 test_done

@@ -79,6 +79,20 @@ test_expect_success 'a per-state timeout stops a silent script, and the error na
 	grep -q "hint: raise timeout in wf.yaml:6" err
 '
 
+test_expect_success 'a per-state timeout stops a silent turn too, and the error names its line' '
+	use_fake &&
+	cat >wf.yaml <<-\EOF &&
+	states:
+	  START:
+	    prompt: |
+	      Think.
+	      MOCK: hang 30
+	    timeout: 1
+	EOF
+	RAYMOND_RETRY_DELAY=0 expect_status 1 raymond wf.yaml 2>err &&
+	grep -q "Claude Code failed 3 times: the Claude Code CLI produced no output for the inactivity limit (1 seconds, the per-state timeout in wf.yaml:6)" err
+'
+
 test_expect_success 'timeout: 0 lets a state outlast --timeout' '
 	cat >wf.yaml <<-\EOF &&
 	states:

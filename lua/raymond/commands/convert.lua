@@ -1,7 +1,6 @@
 -- raymond.commands.convert: `raymond convert WORKFLOW [--output FILE]`: a
 -- workflow folder or .zip archive as one YAML workflow (raymond.convert).
 
-local raymond = require("raymond")
 local console = require("raymond.console")
 local convert = require("raymond.convert")
 local diagram = require("raymond.commands.diagram")
@@ -37,16 +36,7 @@ function M.main(opts)
     console.error(err.msg, nil, err.hint)
     return 1
   end
-  if not opts.output then
-    raymond.stdout(text)
-    return 0
-  end
-  local ok, werr, hint = diagram.write(opts.output, opts.cwd, text)
-  if not ok then
-    console.error(werr, nil, hint)
-    return 1
-  end
-  return 0
+  return diagram.output(opts, text)
 end
 
 return M

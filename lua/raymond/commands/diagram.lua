@@ -22,8 +22,8 @@ M.flags = {
 }
 
 M.help = [[
-Draws the workflow at PATH (a folder, a .zip archive of one, or a state
-file) without running it: a Mermaid flowchart (flowchart TD) of its states
+Draws the workflow at PATH (a folder, a .zip archive of one, a YAML
+workflow, or a state file) without running it: a Mermaid flowchart (flowchart TD) of its states
 and the transitions their tags, allowed_transitions and hook routes
 (evaluate:, on_max_visits) can take.  Markdown states are boxes, scripts
 hexagons; the entry state is marked, and <result> leads to an end node or
@@ -77,8 +77,20 @@ local function write(out, cwd, text)
     "--output FILE is written as FILE.lock beside it, then renamed over it; omit --output to write to stdout"
 end
 
--- Also raymond convert's --output.
-M.write = write
+-- `text` on stdout, or into --output FILE; the exit status.  Also
+-- raymond convert's.
+function M.output(opts, text)
+  if not opts.output then
+    raymond.stdout(text)
+    return 0
+  end
+  local ok, werr, hint = write(opts.output, opts.cwd, text)
+  if not ok then
+    console.error(werr, nil, hint)
+    return 1
+  end
+  return 0
+end
 
 function M.main(opts)
   local wf, err = analyse.load(opts.workflow, opts.cwd)
@@ -91,16 +103,7 @@ function M.main(opts)
   analyse.close(wf)
   local text = diagram.mermaid(g)
   if opts.html then text = svg.html(g, title(wf), text) end
-  if not opts.output then
-    raymond.stdout(text)
-    return 0
-  end
-  local ok, werr, hint = write(opts.output, opts.cwd, text)
-  if not ok then
-    console.error(werr, nil, hint)
-    return 1
-  end
-  return 0
+  return M.output(opts, text)
 end
 
 return M

@@ -29,9 +29,10 @@ M.flags = {
 }
 
 M.help = [[
-Checks WORKFLOW without running it: every state file, its frontmatter and
-the tags it writes, the transitions between states, and the hook files, as
-a run would load them (--hooks and --no-default-hooks as for a run, and
+Checks WORKFLOW (a folder, a .zip archive, a YAML workflow or a state
+file) without running it: every state file, its frontmatter and the tags
+it writes, the transitions between states, and the hook files, as a run
+would load them (--hooks and --no-default-hooks as for a run, and
 the config files' hooks and no_default_hooks unless --no-config).  Each
 finding is one line, file:line: severity: message [check], then a summary;
 --json prints them as a JSON array.  --level (default warning) hides the
