@@ -168,10 +168,21 @@ end
 -- and the map of that file's lines.
 local function markdown_file(m, st, t, lines, src_lines)
   local fm, map = {}, {}
+  local function add(line_text, yaml_line)
+    fm[#fm + 1] = line_text
+    map[#fm + 1] = yaml_line
+  end
   for _, k in ipairs(keys_by_line(t, lines)) do
-    if k ~= "prompt" and t[k] ~= nil then
-      fm[#fm + 1] = k .. ": " .. flow(t[k], lines, true)
-      map[#fm + 1] = lines[t][k]
+    local v = t[k]
+    if k ~= "prompt" and v ~= nil then
+      -- A list (allowed_transitions) gets a line per entry, each mapped
+      -- to the entry's own line, so a finding about one names it.
+      if type(v) == "table" and v[1] ~= nil and is_list(v, lines) then
+        add(k .. ":", lines[t][k])
+        for i, x in ipairs(v) do add("  - " .. flow(x, lines), lines[v][i]) end
+      else
+        add(k .. ": " .. flow(v, lines, true), lines[t][k])
+      end
     end
   end
   local prompt = t.prompt

@@ -186,6 +186,18 @@ test_expect_success 'lint and diagram read a YAML workflow and name its lines' '
 	grep -q "^wf.yaml:6: warning: .*ORPHAN.sh" out &&
 	raymond lint --json wf.yaml >j || true &&
 	grep -q "\"file\":\"wf.yaml\",\"line\":5" j &&
+	cat >at.yaml <<-\EOF &&
+	states:
+	  START:
+	    prompt: Pick one.
+	    allowed_transitions:
+	      - tag: goto
+	        target: START
+	      - tag: goto
+	        target: NOPE
+	EOF
+	expect_status 1 raymond lint at.yaml >out &&
+	grep -q "^at.yaml:7: error: allowed_transitions: <goto>NOPE</goto>: state .NOPE. not found" out &&
 	raymond diagram wf.yaml >d.mmd &&
 	grep -q "s_START_md\[\"START.md\"\]" d.mmd &&
 	grep -q "s_ORPHAN_sh" d.mmd

@@ -93,6 +93,21 @@ test_expect_success 'a YAML workflow, a state file, a folder with other files ar
 	grep -q "state END is both END.md and END.sh" err
 '
 
+test_expect_success 'the original'"'"'s manifest becomes the top-level keys; other keys in it are refused' '
+	mkdir wf &&
+	printf "echo \"<result>ok</result>\"\n" >wf/START.sh &&
+	printf -- "---\nid: demo # kept\nname: Demo\n" >wf/workflow.yaml &&
+	raymond convert wf >wf.yaml &&
+	head -2 wf.yaml >top &&
+	printf "id: demo # kept\nname: Demo\n" >want &&
+	cmp want top &&
+	raymond wf.yaml >out 2>/dev/null &&
+	test "$(cat out)" = ok &&
+	printf "id: demo\nstates: {}\n" >wf/workflow.yaml &&
+	expect_status 1 raymond convert wf 2>err &&
+	grep -q "wf/workflow.yaml:2: .states. is not a manifest key" err
+'
+
 test_expect_success 'an archive converts; --output replaces a file whole' '
 	mkdir src &&
 	printf "echo \"<goto>END</goto>\"\n" >src/START.sh &&

@@ -31,9 +31,10 @@ back to the state a <call> or <function> returns to.  With --html it writes
 one HTML page that shows the drawing with no network access and no
 JavaScript, with the Mermaid source below it.  See docs/diagram.md.]]
 
--- The name the drawing is titled with: the folder or archive's.
+-- The name the drawing is titled with: the folder, archive or YAML file's.
 local function title(wf)
-  return (wf.path:match("([^/]+)/*$") or wf.path):gsub("%.[zZ][iI][pP]$", "")
+  local name = (wf.path:match("([^/]+)/*$") or wf.path):gsub("%.[zZ][iI][pP]$", "")
+  return (name:gsub("%.[yY][aA]?[mM][lL]$", ""))
 end
 
 local FOLDER_HINT = "--output names the file to write, in a folder that exists"
