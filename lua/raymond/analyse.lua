@@ -6,13 +6,13 @@
 -- archive of one (opened through raymond.scope, so its layout, hash and
 -- size caps are checked as a run checks them), a YAML workflow
 -- (FILE.yaml, or FILE.yaml/STATE which is then its entry), or one state
--- file, whose folder is the workflow and which is then its entry.  `opts` may hold
--- `hooks` (extra hook files, absolute) and `no_default_hooks`, as a run
--- has them.  On failure: nil and { msg =, hint = }, as the engine's errors.
+-- file, whose folder is the workflow and which is then its entry.  `opts`
+-- may hold `hooks` (extra hook files, absolute) and `no_default_hooks`, as
+-- a run has them.  On failure: nil and { msg =, hint = }, as the engine's errors.
 -- A folder holding no state file at all is not a workflow.
 --
 -- The model:
---   wf.path        the folder or archive, absolute
+--   wf.path        the folder, archive or YAML file, absolute
 --   wf.kind        "dir", "zip" or "yaml"
 --   wf.scope       its raymond.scope (close it with analyse.close(wf))
 --   wf.entry       the entry state's file name ("1_START.md"), or nil
