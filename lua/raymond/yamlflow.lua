@@ -113,7 +113,6 @@ local function flow(v, lines, top)
   for i, x in ipairs(v) do parts[i] = flow(x, lines) end
   return "[" .. table.concat(parts, ", ") .. "]"
 end
-M.flow = flow
 
 -- ---------------------------------------------------------------- reading
 
