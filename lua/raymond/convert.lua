@@ -1,7 +1,7 @@
 -- raymond.convert: a workflow folder or archive as one YAML workflow
 -- (raymond.yamlflow), which runs as the folder does.
 --
---   local text, err = convert.yaml(scope, entry)
+--   local text, err, warnings = convert.yaml(path, cwd)
 --
 -- States come in the order a run meets them (the entry, then breadth
 -- first along the transitions written in them), then the rest by name.  A
@@ -12,7 +12,10 @@
 -- hooks.lua and hooks/*.lua become hooks: entries, in the order a run
 -- loads them, and the original's manifest (workflow.yaml) its top keys.
 -- Anything else the folder holds cannot be carried, and is refused rather
--- than dropped: a script may read it from $RAYMOND_STATE_DIR.
+-- than dropped: a script may read it from $RAYMOND_STATE_DIR.  A script
+-- that names $RAYMOND_STATE_DIR or $RAYMOND_STATE_FILE is converted with a
+-- warning: in a YAML workflow the first is the YAML file's folder and the
+-- second a private copy, so what it finds there may differ.
 
 local raymond = require("raymond")
 local analyse = require("raymond.analyse")
@@ -108,7 +111,7 @@ end
 local function fail(fmt, ...) return nil, { msg = string.format(fmt, ...) } end
 
 -- One state's lines: its prompt and copied frontmatter, or its scripts.
-local function state_lines(scope, stem, files, out)
+local function state_lines(scope, stem, files, out, warnings)
   out[#out + 1] = "  " .. key(stem) .. ":"
   if files.md then
     local source = assert(scope:read(files.md))
@@ -138,6 +141,10 @@ local function state_lines(scope, stem, files, out)
       local b = block(source, 4)
       if not b then return fail("%s/%s is not UTF-8 text, which YAML cannot hold", scope.path, files[ext]) end
       out[#out + 1] = "    " .. ext .. ": " .. b
+      if source:find("RAYMOND_STATE_[DF]I") then
+        warnings[#warnings + 1] = string.format("%s uses $RAYMOND_STATE_DIR or $RAYMOND_STATE_FILE: in the YAML "
+          .. "workflow they are the YAML file's folder and a private copy of the script", files[ext])
+      end
     end
   end
   return true
@@ -164,7 +171,7 @@ local function manifest(scope, out)
 end
 
 -- The YAML text of workflow `path` (a folder or archive, relative to
--- `cwd`), or nil and { msg =, hint = }.
+-- `cwd`) and a list of warnings; or nil and { msg =, hint = }.
 function M.yaml(path, cwd)
   local wf, err = analyse.load(path, cwd, { no_default_hooks = true })
   if not wf then return nil, err end
@@ -203,14 +210,14 @@ function M.yaml(path, cwd)
           scripts)
       end
     end
-    local out = {}
+    local out, warnings = {}, {}
     if names["workflow.yaml"] then
       local mok, merr = manifest(scope, out)
       if not mok then return nil, merr end
     end
     out[#out + 1] = "states:"
     for _, stem in ipairs(order(wf, groups)) do
-      local sok, serr = state_lines(scope, stem, groups[stem], out)
+      local sok, serr = state_lines(scope, stem, groups[stem], out, warnings)
       if not sok then return nil, serr end
     end
     table.sort(hooks, function(a, b) return (a == "hooks.lua" and "" or a) < (b == "hooks.lua" and "" or b) end)
@@ -222,7 +229,7 @@ function M.yaml(path, cwd)
       if not b then return fail("%s/%s is empty or not UTF-8 text", path, name) end
       out[#out + 1] = "  - lua: " .. b
     end
-    return table.concat(out, "\n") .. "\n"
+    return table.concat(out, "\n") .. "\n", warnings
   end)
   analyse.close(wf)
   if not ok then error(res, 0) end

@@ -63,7 +63,10 @@ test_expect_success 'text a block cannot hold is quoted, and still runs as writt
 	mkdir wf &&
 	printf "echo \"<result>a\tb\033c</result>\"\n" >wf/START.sh &&
 	printf "   echo \"<result>spaced</result>\"\n\n\n" >wf/OTHER.sh &&
-	raymond convert wf >wf.yaml &&
+	printf "echo \"<result>\$RAYMOND_STATE_DIR</result>\"\n" >wf/DIR.sh &&
+	raymond convert wf >wf.yaml 2>err &&
+	grep -qx "raymond: warning: DIR.sh uses \$RAYMOND_STATE_DIR or \$RAYMOND_STATE_FILE: in the YAML workflow they are the YAML file.s folder and a private copy of the script" err &&
+	test "$(wc -l <err)" = 1 &&
 	grep -q "^    sh: \"echo" wf.yaml &&
 	grep -q "^    sh: |2+" wf.yaml &&
 	raymond wf/START.sh >want 2>/dev/null &&

@@ -31,11 +31,13 @@ them: a YAML workflow holds only states and hooks.
 exit status: 0 written, 1 WORKFLOW cannot be converted]]
 
 function M.main(opts)
-  local text, err = convert.yaml(opts.workflow, opts.cwd)
+  -- The error when it fails, else the warnings.
+  local text, said = convert.yaml(opts.workflow, opts.cwd)
   if not text then
-    console.error(err.msg, nil, err.hint)
+    console.error(said.msg, nil, said.hint)
     return 1
   end
+  for _, w in ipairs(said) do console.warn("%s", w) end
   return diagram.output(opts, text)
 end
 
