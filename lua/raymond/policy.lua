@@ -359,7 +359,8 @@ local function entry_allows(e, t, dir)
   if t.name == "result" then
     return e.payload == nil or e.payload == trim(t.body)
   end
-  local target = resolve.target(dir, trim(t.body))
+  -- A workflow path is compared as written: it names no state here.
+  local target = tags.by_name[t.name].body == "workflow" and trim(t.body) or resolve.target(dir, trim(t.body))
   if not target or not names_match(e.target, target) then return false end
   for _, key in ipairs(TARGET_ATTRS) do
     if e[key] then
