@@ -221,7 +221,7 @@ M.list = {
   {
     name = "call-workflow",
     usage = '<call-workflow return="BACK">PATH</call-workflow>',
-    summary = "run workflow PATH; its <result> resumes BACK",
+    summary = "run workflow PATH; back at BACK",
     body = "workflow",
     attrs = { ["return"] = "target", input = "text" },
     requires = { ["return"] = "where its <result> goes" },
@@ -237,7 +237,7 @@ M.list = {
   },
   {
     name = "function-workflow",
-    usage = '<function-workflow return="BACK" cd="DIR">PATH</function-workflow>',
+    usage = '<function-workflow return="BACK">PATH</function-workflow>',
     summary = "the same, PATH starting fresh",
     body = "workflow",
     attrs = { ["return"] = "target", cd = "dir", input = "text" },
@@ -252,8 +252,8 @@ M.list = {
   },
   {
     name = "fork-workflow",
-    usage = '<fork-workflow next="NEXT" item="x">PATH</fork-workflow>',
-    summary = "start a parallel agent in workflow PATH",
+    usage = '<fork-workflow next="NEXT">PATH</fork-workflow>',
+    summary = "a parallel agent in workflow PATH",
     body = "workflow",
     attrs = { next = "target", cd = "dir", input = "text" },
     free = true,
@@ -263,8 +263,8 @@ M.list = {
   },
   {
     name = "reset-workflow",
-    usage = '<reset-workflow cd="DIR" input="X">PATH</reset-workflow>',
-    summary = "go on in workflow PATH, fresh, its stack cleared",
+    usage = '<reset-workflow cd="DIR">PATH</reset-workflow>',
+    summary = "go on in PATH, fresh, stack cleared",
     body = "workflow",
     attrs = { cd = "dir", input = "text" },
     session = "fresh",

@@ -250,4 +250,34 @@ T.test("runstate: the cross-workflow fields load, and bad ones are refused namin
   bad({ id = "main", state = "A.sh", cwd = TOP, sha256 = "xyz" }, "agents[1].sha256 is not a SHA-256")
 end)
 
+-- ------------------------------------------------------------ lint and diagram
+
+T.test("lint: a -workflow path that leads nowhere is an error at its line; diagram draws the workflow", function()
+  local analyse, lint, diagram = require("raymond.analyse"), require("raymond.lint"), require("raymond.diagram")
+  local dir = TOP .. "/flows/linted"
+  assert(raymond.mkdir_p(dir))
+  T.put(dir .. "/1_START.sh", table.concat({
+    'echo "<call-workflow return=\\"BACK\\">../sub</call-workflow>"',
+    'echo "<function-workflow return=\\"BACK\\">../nowhere</function-workflow>"',
+    'echo "<call-workflow return=\\"BACK\\" cd=\\"x\\">../sub</call-workflow>"',
+    'echo "<fork-workflow>../sub</fork-workflow>"',
+    'echo "<reset-workflow retrun=\\"x\\">../sub</reset-workflow>"',
+  }, "\n") .. "\n")
+  T.put(dir .. "/BACK.sh", 'echo "<result>b</result>"\n')
+  local wf = assert(analyse.load(dir, "/"))
+  local got = {}
+  for _, d in ipairs(lint.sort(lint.filter(lint.run(wf), "error"))) do
+    got[#got + 1] = string.format("%d %s", d.line, d.check)
+  end
+  same(got, { "2 missing-target", "3 unsupported-cd-attribute", "4 missing-fork-next", "5 unknown-attribute" },
+    "errors by line")
+  local text = diagram.mermaid(diagram.graph(wf))
+  T.has(text, 's_workflow____sub[["../sub"]]', "the other workflow is a node labelled with its path")
+  T.has(text, 's_1_START_sh -->|"call-workflow"| s_workflow____sub', "the call")
+  T.has(text, 's_workflow____sub -->|"return"| s_BACK_sh', "its return")
+  T.has(text, 's_1_START_sh ==>|"fork-workflow"| s_workflow____sub', "the fork, as a worker edge")
+  T.has(text, "class s_workflow____nowhere missing", "a path that leads nowhere is drawn missing")
+  analyse.close(wf)
+end)
+
 os.execute("rm -rf '" .. TOP .. "' '" .. OUT .. "'")
