@@ -124,6 +124,31 @@ test_expect_success 'the called workflow has its own hooks; the caller'"'"'s do 
 	! grep -q "sub hook sees BACK.sh" err
 '
 
+test_expect_success 'markdown: the callee branches the caller'"'"'s session, its turns count in the run'"'"'s cost' '
+	use_fake &&
+	flow main 1_START.md <<-\EOS &&
+	I am MAIN
+	MOCK: reply <call-workflow return="BACK">../sub</call-workflow>
+	EOS
+	flow main BACK.md <<-\EOS &&
+	I am BACK
+	MOCK: reply <result>back</result>
+	EOS
+	flow sub 1_START.md <<-\EOS &&
+	I am SUB
+	MOCK: reply <result>sub done</result>
+	EOS
+	raymond flows/main >out 2>err &&
+	test "$(cat out)" = back &&
+	calls 3 &&
+	s1=$(sed -n 1p fake/log.jsonl | sed -n "s/.*\"session\":\"\([^\"]*\)\".*/\1/p") &&
+	sed -n 2p fake/log.jsonl | grep -qF "\"--resume\",\"$s1\",\"--fork-session\"" &&
+	sed -n 2p fake/log.jsonl | grep -qF "\"prompt\":\"I am SUB" &&
+	sed -n 3p fake/log.jsonl | grep -qF "\"--resume\",\"$s1\"" &&
+	grep -qF "1_START.md -> result (\$0.0075, run total \$0.0150)" err &&
+	grep -qF "BACK.md -> result (agent done) (\$0.0075, run total \$0.0225)" err
+'
+
 # bad_call TAG TEXT: main's START.sh prints TAG; the run fails at
 # flows/main/1_START.sh (agent main) with TEXT, the state still at START.
 bad_call() {
