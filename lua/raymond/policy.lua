@@ -307,7 +307,9 @@ function M.parse(meta, file, extra)
         entry.tag, table.concat(names, ", ", 1, #names - 1), names[#names])
     end
     for _, key in ipairs({ "target", table.unpack(TARGET_ATTRS) }) do
-      if entry[key] and entry[key]:find("[/\\]") then
+      -- A -workflow tag's target is a path to another workflow.
+      local path = key == "target" and tags.by_name[entry.tag].body == "workflow"
+      if entry[key] and not path and entry[key]:find("[/\\]") then
         return nil, string.format("%s: allowed_transitions[%d] %s '%s' contains a path separator; "
           .. "name a state file of the workflow", file, i, key, entry[key])
       end

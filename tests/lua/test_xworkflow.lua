@@ -250,6 +250,19 @@ T.test("runstate: the cross-workflow fields load, and bad ones are refused namin
   bad({ id = "main", state = "A.sh", cwd = TOP, sha256 = "xyz" }, "agents[1].sha256 is not a SHA-256")
 end)
 
+T.test("policy: allowed_transitions may name another workflow's path; a reply is held to it", function()
+  local policy = require("raymond.policy")
+  local pol = assert(policy.parse({ allowed_transitions = {
+    { tag = "call-workflow", target = "../sub", ["return"] = "BACK" } } }, "S.md"))
+  T.eq(policy.check(pol, assert(raymond.parse_tags('<call-workflow return="BACK">../sub</call-workflow>')), MAIN),
+    nil, "the allowed path passes")
+  T.has(policy.check(pol, assert(raymond.parse_tags('<call-workflow return="BACK">../entry</call-workflow>')), MAIN),
+    "is not one of the allowed transitions", "another path does not")
+  local _, err = policy.parse({ allowed_transitions = { { tag = "call", target = "../sub", ["return"] = "BACK" } } },
+    "S.md")
+  T.has(err, "contains a path separator", "a plain call's target is still a state name")
+end)
+
 -- ------------------------------------------------------------ lint and diagram
 
 T.test("lint: a -workflow path that leads nowhere is an error at its line; diagram draws the workflow", function()
