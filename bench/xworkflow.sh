@@ -8,10 +8,13 @@
 # going into another workflow adds: resolving its path, the checks
 # against the run's folders and the nesting depth, the frame's extra
 # fields, its scope and hooks (loaded once per workflow per process).
+# The same runs are timed again in raymond's own processor time (with
+# perf), and bench/xworkflow.lua times the engine's part alone, in process.
 #
 #   bench/xworkflow.sh BUILD_DIR     N=100 by default; median of REPEAT (5)
 set -eu
 build=$(cd "${1:-build}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
 ray="$build/raymond"
 n=${N:-100}
 repeat=${REPEAT:-5}
@@ -67,7 +70,26 @@ for _ in $(seq 1 "$repeat"); do
 done >times
 p=$(sed -n 's/^p //p' times | median)
 x=$(sed -n 's/^x //p' times | median)
-awk -v p="$p" -v x="$x" -v n="$n" 'BEGIN {
+# raymond's own processor time (perf stat -i counts no child), which a
+# busy machine moves far less than the wall clock; skipped without perf.
+cpu_ms() { rm -rf .raymond; perf stat -i -e task-clock -x, "$ray" "$1" --quiet 2>&1 >/dev/null | cut -d, -f1; }
+cp=0 cx=0
+if perf stat -i -e task-clock -x, true >/dev/null 2>&1; then
+	for _ in $(seq 1 "$repeat"); do
+		echo "p $(cpu_ms plain)"
+		echo "x $(cpu_ms xwf/top)"
+	done >cpu
+	cp=$(sed -n 's/^p //p' cpu | median)
+	cx=$(sed -n 's/^x //p' cpu | median)
+fi
+engine=$("$build/tests/luarun" "$top/tests/lua/testing.lua" "$top/bench/xworkflow.lua" | grep '^XWF')
+awk -v p="$p" -v x="$x" -v n="$n" -v en="$engine" -v cp="$cp" -v cx="$cx" 'BEGIN {
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "depth-4 call-workflow, " n " rounds", x / 1e6, p / 1e6, x / p
 	printf "%-34s %10.3fms\n", "cost per cross-workflow call", (x - p) / (4 * n) / 1e6
+	if (cp > 0) {
+		printf "%-34s %10.1fms %10.1fms %7.2fx\n", "  raymond'"'"'s own CPU (perf stat -i)", cx, cp, cx / cp
+		printf "%-34s %10.3fms\n", "CPU per cross-workflow call", (cx - cp) / (4 * n)
+	}
+	split(en, e, " ")
+	printf "%-34s %10.1fus %10.1fus\n", "engine: call-workflow + result", e[3], e[2]
 }'

@@ -32,14 +32,20 @@ test_expect_success 'kill -9 inside the called workflow; resume returns to the c
 	EOS
 	"$RAYMOND" flows/main --quiet >out 2>err &
 	pid=$!
+	# The killed raymond leaves SLOW.sh running; resume stops it before
+	# anything runs, and SLOW.sh starts again, so go comes only after that.
 	wait_for_file inside &&
 	kill -9 $pid && { wait $pid || true; } &&
 	state_json >st &&
 	grep -q "\"state\":\"SLOW.sh\"" st &&
 	grep -q "\"workflow\":\"$PWD/flows/sub\"" st &&
 	grep -q "\"depth\":1" st &&
-	rm inside && touch go &&
-	raymond --resume "$(run_id)" --quiet >out &&
+	rm inside &&
+	{ "$RAYMOND" --resume "$(run_id)" --quiet >out & } &&
+	pid=$! &&
+	wait_for_file inside &&
+	touch go &&
+	wait $pid &&
 	test "$(cat out)" = "done: sub finished slow [job]" &&
 	printf "%s\n" "main start" "sub start [job]" "slow begins" "slow begins" "slow done" \
 		"back [sub finished slow [job]] in $PWD/flows/main" >want &&
