@@ -70,24 +70,21 @@ function M.locate(scope, spec)
   return { workflow = s.path, entry = entry, sha256 = s.sha256, spec = spec, real = s.path }
 end
 
+local roots_of = setmetatable({}, { __mode = "k" })
+
 -- The real folders a workflow path may lead into: the cd roots (the
 -- directory the run was started in, then every --allow-cd) and the
--- folder holding the run's own workflow.
-local holders = setmetatable({}, { __mode = "k" })
-
+-- folder holding the run's own workflow.  Worked out once per run record
+-- and list of cd roots, since every cross-workflow transition asks.
 function M.roots(rec, cd_roots)
-  local key = cd_roots or holders
-  local by_rec = holders[rec]
-  if by_rec and by_rec[key] then return by_rec[key] end
+  local c = roots_of[rec]
+  if c and c.cd == cd_roots then return c.roots end
   local roots = {}
   for i, r in ipairs(cd_roots or {}) do roots[i] = r end
   local holder = (rec.workflow or ""):match("^(.*)/[^/]+$")
   local real = holder and raymond.realpath(holder ~= "" and holder or "/")
   if real then roots[#roots + 1] = real end
-  -- Worked out once per run and set of cd roots: every cross-workflow
-  -- transition asks.
-  holders[rec] = by_rec or setmetatable({}, { __mode = "k" })
-  holders[rec][key] = roots
+  roots_of[rec] = { cd = cd_roots, roots = roots }
   return roots
 end
 
