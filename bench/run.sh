@@ -173,3 +173,5 @@ awk -v r="$r" -v b="$b" -v d="$d" -v v="$v" -v t="$t" -v n="$steps" \
 }'
 # The hook bridge's round trip has a script of its own.
 bash "$top/bench/bridge.sh" "$build"
+# So do cross-workflow calls against plain ones.
+bash "$top/bench/xworkflow.sh" "$build"

@@ -46,7 +46,10 @@
 --                (a script's $VAR, a prompt's {{placeholder}})
 --
 -- An edge:
---   tag      "goto", "reset", "call", "function", "fork" or "result"
+--   tag      "goto", "reset", "call", "function", "fork", "result", or
+--            one of the -workflow tags, whose edge has `workflow` (the
+--            other workflow's absolute path) and `entry` instead of a
+--            target (or `error` when the path leads nowhere)
 --   target   the state file it names, resolved as the run resolves it;
 --            nil for result, for a name that does not resolve (then
 --            `error` holds resolve's message and `raw` the name as
@@ -72,6 +75,7 @@ local scope_of = require("raymond.scope")
 local states = require("raymond.states")
 local tags = require("raymond.tags")
 local text = require("raymond.text")
+local xworkflow = require("raymond.xworkflow")
 
 local M = {}
 
@@ -113,7 +117,7 @@ local function next_open(s, pos)
   while true do
     local start = s:find("<", pos, true)
     if not start then return nil end
-    local name = s:match("^(%a+)[%s>]", start + 1)
+    local name = s:match("^(%a[%a%-]*)[%s>]", start + 1)
     if name and TAG[name] then return start, name end
     pos = start + 1
   end
@@ -197,6 +201,24 @@ local function resolve_into(wf, edge, key, raw, script)
   edge[key .. "_error"] = r[2]
 end
 
+-- The edge of a tag whose body is another workflow's path
+-- (raymond.xworkflow): `workflow` (absolute) and `entry`, or `error` as
+-- a run would report it; no `target`, which names states of this one.
+local function other_workflow(wf, e, raw, script)
+  raw = trim(raw)
+  e.raw_target, e.raw = raw, raw
+  if computed(raw, script) then
+    e.dynamic = true
+    return
+  end
+  local where, err = xworkflow.locate(wf.scope, raw)
+  if not where then
+    e.error = err
+    return
+  end
+  e.workflow, e.entry = where.workflow, where.entry
+end
+
 local function add_edge(wf, st, e)
   local key = table.concat({ e.tag, e.raw_target or e.target or "", e.raw_ret or "", e.raw_next or "",
     e.via, e.label or "" }, "\0")
@@ -215,7 +237,9 @@ local function tag_edge(wf, t, line, from, script)
     if payload and payload ~= "" and #payload <= 40 and not payload:find("\n") then e.label = payload end
     return e
   end
-  if t.body ~= nil then
+  if t.body ~= nil and TAG[t.name].body == "workflow" then
+    other_workflow(wf, e, t.body, script)
+  elseif t.body ~= nil then
     resolve_into(wf, e, "target", t.body, script)
     e.raw = e.raw_target
     e.error = e.target_error

@@ -372,8 +372,9 @@ local function server(run)
 end
 
 function M.open(run, agent, meta)
-  if not any_tool_hooks(run.hooks) then return nil end
-  local plan, err = hooks.tool_plan(run.hooks, run:event(agent, { frontmatter = meta }))
+  local set = run:hooks_of(agent)
+  if not any_tool_hooks(set) then return nil end
+  local plan, err = hooks.tool_plan(set, run:event(agent, { frontmatter = meta }))
   if not plan then return nil, err end
   local b
   b, err = server(run)

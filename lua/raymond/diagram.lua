@@ -9,7 +9,9 @@
 -- edges:
 --   g.nodes  list of { id =, label =, kind =, state =, entry = }, where
 --            kind is "markdown", "script", "missing" (a target no file
---            holds), "start" or "end"; state is the file name
+--            holds), "workflow" (another workflow a -workflow tag
+--            names, labelled with its path as written), "start" or
+--            "end"; state is the file name
 --   g.edges  list of { from = id, to = id, text =, style = }, style one of
 --            "solid" (the agent goes on), "worker" (a <fork> starts a
 --            new agent there) or "hook" (a route a hook takes: an
@@ -25,6 +27,7 @@
 -- goes back to the call's return state, drawn as a "return" edge.
 
 local raymond = require("raymond")
+local tags = require("raymond.tags")
 
 local M = {}
 
@@ -88,6 +91,11 @@ end
 -- For each state, the states the same agent, in the same call frame, can
 -- be at next; and the calls, the fork workers, and for each state with a
 -- <result> the labels of its return edges.
+-- Whether edge `e` leads into another workflow (raymond.xworkflow).
+local function other(e)
+  return tags.by_name[e.tag].body == "workflow"
+end
+
 local function moves_of(wf)
   local moves, calls, workers, results = {}, {}, {}, {}
   local function move(from, to)
@@ -98,7 +106,11 @@ local function moves_of(wf)
   end
   for _, st in ipairs(wf.states) do
     for _, e in ipairs(st.edges) do
-      if e.tag == "result" then
+      if other(e) then
+        -- The other workflow's states are not drawn: the caller goes on
+        -- at the return state or the fork's next.
+        move(st.name, name_of(e, "ret") or name_of(e, "next"))
+      elseif e.tag == "result" then
         results[st.name] = results[st.name] or {}
         table.insert(results[st.name], payload(e) and "return: " .. payload(e) or "return")
       elseif e.tag == "fork" then
@@ -123,15 +135,17 @@ function M.graph(wf)
 
   -- Ids are given in sorted order, so two names that clean to the same
   -- id (A-B.md and A_B.md) always get the same suffixes.
-  local function add_node(name, kind)
-    if ids[name] then return ids[name] end
-    local id, n = base_id(name), 1
+  local function add_node(name, kind, key)
+    key = key or name
+    if ids[key] then return ids[key] end
+    local id, n = base_id(key), 1
     while taken[id] do
       n = n + 1
-      id = base_id(name) .. "_" .. n
+      id = base_id(key) .. "_" .. n
     end
-    taken[id], ids[name] = true, id
-    g.nodes[#g.nodes + 1] = { id = id, label = name, kind = kind, state = name, entry = name == wf.entry }
+    taken[id], ids[key] = true, id
+    g.nodes[#g.nodes + 1] = { id = id, label = name, kind = kind, state = key == name and name or nil,
+                              entry = key == name and name == wf.entry }
     return id
   end
 
@@ -151,7 +165,7 @@ function M.graph(wf)
     for _, e in ipairs(st.edges) do
       for _, key in ipairs({ "target", "ret", "next" }) do
         local t = name_of(e, key)
-        if t and not wf.by_name[t] then missing[t] = true end
+        if t and not wf.by_name[t] and not (key == "target" and other(e)) then missing[t] = true end
       end
     end
   end
@@ -159,6 +173,17 @@ function M.graph(wf)
   for t in pairs(missing) do names[#names + 1] = t end
   table.sort(names)
   for _, t in ipairs(names) do add_node(t, "missing") end
+  -- Each other workflow once, by its path as written, after the states.
+  local others = {}
+  for _, st in ipairs(wf.states) do
+    for _, e in ipairs(st.edges) do
+      if other(e) and e.raw and e.raw ~= "" then others[e.raw] = e.workflow and "workflow" or "missing" end
+    end
+  end
+  names = {}
+  for t in pairs(others) do names[#names + 1] = t end
+  table.sort(names)
+  for _, t in ipairs(names) do add_node(t, others[t], "workflow:" .. t) end
 
   if wf.entry and ids[wf.entry] then
     table.insert(g.nodes, 1, { id = START, label = "start", kind = "start" })
@@ -181,7 +206,13 @@ function M.graph(wf)
     for _, e in ipairs(st.edges) do
       local style = e.via == "hook" and "hook" or "solid"
       local target, next = name_of(e, "target"), name_of(e, "next")
-      if e.tag == "fork" then
+      if other(e) then
+        local wid = target and ids["workflow:" .. target]
+        local ret = name_of(e, "ret")
+        if wid then add_edge(from, wid, edge_text(e), e.tag == "fork-workflow" and "worker" or style) end
+        if next then add_edge(from, ids[next], "next", style) end
+        if wid and ret then add_edge(wid, ids[ret], "return", "solid") end
+      elseif e.tag == "fork" then
         if target then add_edge(from, ids[target], edge_text(e), e.via == "hook" and "hook" or "worker") end
         if next then add_edge(from, ids[next], "next", style) end
       elseif e.tag == "result" then
@@ -242,6 +273,7 @@ local SHAPES = {
   markdown = { "[", "]" },
   script = { "{{", "}}" },
   missing = { "[", "]" },
+  workflow = { "[[", "]]" },
   start = { "((", "))" },
   ["end"] = { "(((", ")))" },
 }

@@ -27,6 +27,7 @@ local runstate = require("raymond.runstate")
 local states = require("raymond.states")
 local transition = require("raymond.transition")
 local workspace = require("raymond.workspace")
+local xworkflow = require("raymond.xworkflow")
 local Run = require("raymond.run")
 
 local M = {}
@@ -118,8 +119,13 @@ end
 
 local function agent_steps(run, agent)
   while not raymond.stopping() do
-    if not run.scope:has(agent.state) then
-      run:fail(agent, "state file is missing", nil, "restore " .. agent.state .. " in " .. run.scope.path
+    local scope, serr = run:scope_of(agent)
+    if not scope then
+      run:fail(agent, serr, nil, "put the workflow back as it was, then: raymond --resume " .. run.rec.id)
+      return
+    end
+    if not scope:has(agent.state) then
+      run:fail(agent, "state file is missing", nil, "restore " .. agent.state .. " in " .. scope.path
         .. ", then: raymond --resume " .. run.rec.id)
       return
     end
@@ -363,6 +369,8 @@ function M.resume(opts)
   if stray then return nil, stray end
   local run, rerr = open_run(opts, ws, rec, scope, roots)
   if not run then return nil, { msg = rerr } end
+  stray = xworkflow.check_record(run, roots, path)
+  if stray then return nil, stray end
   local lost, lost_usd = run:close_lost()
   if lost > 0 then
     console.progress("raymond: %d Claude turn(s) ended with the last process; counted at the usage they "

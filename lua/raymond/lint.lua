@@ -285,8 +285,11 @@ local function bad_attrs(name, attrs, fn)
   table.sort(keys)
   for _, k in ipairs(keys) do
     if not e.attrs[k] then
-      if k == "cd" and not e.free then
-        fn("cd", string.format("<%s> does not take cd=; only <reset> and <fork> move an agent", name))
+      if k == "cd" and e.forbid and e.forbid.cd then
+        fn("cd", string.format("<%s> does not take cd=: %s", name, e.forbid.cd))
+      elseif k == "cd" and not e.free then
+        fn("cd", string.format("<%s> does not take cd=; only <reset>, <fork> and <function-workflow>, "
+          .. "<fork-workflow>, <reset-workflow> move an agent", name))
       elseif e.free then
         local why = tags.var_error(k, {})
         if why then fn("other", string.format("<%s>: attribute %s", name, why)) end
@@ -531,7 +534,7 @@ M.checks = {
       for _, st in ipairs(wf.states) do
         local first, has_next, has_goto
         for _, t in ipairs(st.tags) do
-          if t.name == "fork" then
+          if t.name == "fork" or t.name == "fork-workflow" then
             first = first or t
             has_next = has_next or t.attrs.next ~= nil
           end
@@ -544,8 +547,8 @@ M.checks = {
             .. "taken without a tag, it leaves the parent nowhere to go")
         end
         if first and not has_next and not has_goto then
-          add(file_of(wf, st), first.line, "<fork> without next=\"STATE\" and no <goto> beside it: "
-            .. "the parent has nowhere to go")
+          add(file_of(wf, st), first.line, string.format("<%s> without next=\"STATE\" and no <goto> beside "
+            .. "it: the parent has nowhere to go", first.name))
         end
       end
     end,

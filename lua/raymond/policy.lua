@@ -307,7 +307,9 @@ function M.parse(meta, file, extra)
         entry.tag, table.concat(names, ", ", 1, #names - 1), names[#names])
     end
     for _, key in ipairs({ "target", table.unpack(TARGET_ATTRS) }) do
-      if entry[key] and entry[key]:find("[/\\]") then
+      -- A -workflow tag's target is a path to another workflow.
+      local path = key == "target" and tags.by_name[entry.tag].body == "workflow"
+      if entry[key] and not path and entry[key]:find("[/\\]") then
         return nil, string.format("%s: allowed_transitions[%d] %s '%s' contains a path separator; "
           .. "name a state file of the workflow", file, i, key, entry[key])
       end
@@ -359,7 +361,8 @@ local function entry_allows(e, t, dir)
   if t.name == "result" then
     return e.payload == nil or e.payload == trim(t.body)
   end
-  local target = resolve.target(dir, trim(t.body))
+  -- A workflow path is compared as written: it names no state here.
+  local target = tags.by_name[t.name].body == "workflow" and trim(t.body) or resolve.target(dir, trim(t.body))
   if not target or not names_match(e.target, target) then return false end
   for _, key in ipairs(TARGET_ATTRS) do
     if e[key] then

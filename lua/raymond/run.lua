@@ -6,7 +6,9 @@
 --
 --   run.rec      the record that is saved (raymond.runstate): agents,
 --                options (rec.launch), cost, hook data, status
---   run.scope    where the states live (raymond.scope)
+--   run.scope    where the run's workflow's states live (raymond.scope);
+--                an agent in another workflow (raymond.xworkflow) has
+--                its own: run:scope_of(agent), run:hooks_of(agent)
 --   run.ws       .raymond/ (raymond.workspace)
 --   run.store    where saves go (raymond.runstate.store)
 --   run.hooks    the loaded hook set (raymond.hooks)
@@ -51,6 +53,7 @@ local events = require("raymond.events")
 local hooks = require("raymond.hooks")
 local runstate = require("raymond.runstate")
 local transition = require("raymond.transition")
+local xworkflow = require("raymond.xworkflow")
 
 local M = {}
 
@@ -78,8 +81,15 @@ end
 
 function Run:where(agent)
   return string.format("%s (agent %s)",
-    console.rel(self.rec.workflow .. "/" .. agent.state, self.cwd), agent.id)
+    console.rel((agent.workflow or self.rec.workflow) .. "/" .. agent.state, self.cwd), agent.id)
 end
+
+-- The scope `agent` is in (nil: the run's); or nil and a message.
+function Run:scope_of(agent) return xworkflow.scope(self, agent) end
+
+-- The hook set that applies to `agent` (nil: the run's); or nil and a
+-- message.
+function Run:hooks_of(agent) return xworkflow.hooks(self, agent) end
 
 function Run:resume_hint()
   return "fix the cause, then continue with: raymond --resume " .. self.rec.id
@@ -99,7 +109,8 @@ function Run:event(agent, fields)
     ev.agent_id = agent.id
     ev.state = agent.state
     ev.agent = { id = agent.id, data = agent.data, state = agent.state, cwd = agent.cwd,
-                 depth = #agent.stack, cost_usd = agent.cost or 0 }
+                 depth = #agent.stack, cost_usd = agent.cost or 0,
+                 workflow = agent.workflow or rec.workflow }
   end
   for k, v in pairs(fields or {}) do ev[k] = v end
   return ev
@@ -108,12 +119,13 @@ end
 -- Call the hooks of `name` with `ev` (raymond.hooks.emit).  The outermost
 -- call in a coroutine then closes every turn a raymond.evaluate of its
 -- handlers opened and did not close: here no limit runs any more.
-function Run:call_hooks(name, ev, accept)
+function Run:call_hooks(name, ev, accept, set)
+  set = set or self.hooks
   local co = coroutine.running()
-  if self.hook_call[co] then return hooks.emit(self.hooks, name, ev, accept) end
+  if self.hook_call[co] then return hooks.emit(set, name, ev, accept) end
   local call = {}
   self.hook_call[co] = call
-  local d, err = hooks.emit(self.hooks, name, ev, accept)
+  local d, err = hooks.emit(set, name, ev, accept)
   self.hook_call[co] = nil
   local left = false
   for key, f in pairs(self.flight) do
@@ -131,8 +143,9 @@ end
 -- Hooks that can only be told (Error, RunEnd): what they return cannot
 -- change the outcome, and a failure of theirs is a warning.
 function Run:tell(name, agent, fields)
-  if not hooks.handles(self.hooks, name) or not coroutine.isyieldable() then return end
-  local d, err = self:call_hooks(name, self:event(agent, fields))
+  local set = self:hooks_of(agent) or self.hooks
+  if not hooks.handles(set, name) or not coroutine.isyieldable() then return end
+  local d, err = self:call_hooks(name, self:event(agent, fields), nil, set)
   if not d then console.warn("%s", err) end
 end
 
@@ -178,12 +191,17 @@ end
 -- failed (the run then failed) or the run is stopping under it.
 -- `accept(file)` chooses the files asked (raymond.hooks.emit).
 function Run:emit(name, agent, fields, accept)
-  if not hooks.handles(self.hooks, name) then return {} end
+  local set, serr = self:hooks_of(agent)
+  if not set then
+    self:fail(agent, serr, nil, "fix the hook, then continue with: raymond --resume " .. self.rec.id)
+    return nil, serr
+  end
+  if not hooks.handles(set, name) then return {} end
   -- Whose hook this is, for a raymond.evaluate it makes (Run:agent_now).
   local co = coroutine.running()
   local outer = self.emitting[co]
   self.emitting[co] = agent or false
-  local d, err = self:call_hooks(name, self:event(agent, fields), accept)
+  local d, err = self:call_hooks(name, self:event(agent, fields), accept, set)
   self.emitting[co] = outer
   if not d then
     -- A hook cut short by a stop has not failed: the run is stopping.
@@ -196,15 +214,17 @@ function Run:emit(name, agent, fields, accept)
   return d
 end
 
--- A hook's {tag=, target=, ...} goes through the same checks as a tag.
-function Run:hook_transition(d)
+-- A hook's {tag=, target=, ...} goes through the same checks as a tag,
+-- in the workflow `agent` is in.
+function Run:hook_transition(d, agent)
   local t = d.transition
   local attrs = {}
   for k, v in pairs(t) do
     if k ~= "tag" and k ~= "target" and k ~= "payload" then attrs[k] = tostring(v) end
   end
   local body = t.tag == "result" and (t.payload or "") or (t.target or "")
-  local tr, err = transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } }, self.scope)
+  local tr, err = transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } },
+    self:scope_of(agent) or self.scope)
   if not tr then
     return nil, string.format("hook %s returned an invalid transition: %s", d.by.transition, err)
   end
@@ -282,7 +302,7 @@ function Run:decide(name, agent, fields, target, seen)
   if not d then return nil end
   local v = events.verdict(d, target)
   local tr, err
-  if v == "transition" then tr, err = self:hook_transition(d) end
+  if v == "transition" then tr, err = self:hook_transition(d, agent) end
   self:decision_lines(name, agent, d, tr, seen)
   if v == "stop" then
     self:stop(agent, string.format("stopped by %s: %s", d.by.continue, d.stopReason or "a hook stopped the run"),
@@ -501,6 +521,7 @@ function Run:finish(crashed, signo)
   end
   bridge.close(self)
   local saved = self:save(true)
+  xworkflow.close(self)
   self.scope:close()
   if self.record then self.record:close() end
   -- The scripts' payload files (raymond.states.script).

@@ -146,6 +146,23 @@ local function int(v, where)
   return i
 end
 
+-- Where an agent or a frame is when it is in another workflow than the
+-- run's (raymond.xworkflow): an absolute path, an archive's SHA-256, and
+-- a nesting depth the engine could have made.
+local function place(t, where)
+  if t.workflow ~= nil then dir(t.workflow, where .. ".workflow") end
+  if opt(t.sha256, "string", where .. ".sha256") and not t.sha256:find("^%x+$") then
+    error(where .. ".sha256 is not a SHA-256 in hexadecimal", 0)
+  end
+  if t.depth ~= nil then
+    t.depth = int(t.depth, where .. ".depth")
+    local max = require("raymond.xworkflow").MAX_DEPTH
+    if t.depth < 0 or t.depth > max then
+      error(string.format("%s.depth is %d; cross-workflow calls nest 0 to %d deep", where, t.depth, max), 0)
+    end
+  end
+end
+
 -- `ids` maps the ids of the agents checked so far to their index.
 local function check_agent(a, i, ids)
   local w = "agents[" .. i .. "]"
@@ -163,6 +180,7 @@ local function check_agent(a, i, ids)
   opt(a.input, "string", w .. ".input")
   opt(a.cost, "number", w .. ".cost")
   opt(a.session, "string", w .. ".session")
+  place(a, w)
   a.stack = a.stack and list(a.stack, w .. ".stack") or {}
   for j, f in ipairs(a.stack) do
     local fw = string.format("%s.stack[%d]", w, j)
@@ -170,6 +188,7 @@ local function check_agent(a, i, ids)
     state_name(f.state, fw .. ".state")
     opt(f.session, "string", fw .. ".session")
     if f.cwd ~= nil then dir(f.cwd, fw .. ".cwd") end
+    place(f, fw)
   end
   a.vars = opt(a.vars, "table", w .. ".vars") or {}
   for k, v in pairs(a.vars) do

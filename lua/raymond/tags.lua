@@ -11,15 +11,20 @@
 --   name      the tag's name
 --   usage     how it is written, for help text
 --   summary   what happens next, in a few words
---   body      "target" (a state name) or "payload" (free text)
+--   body      "target" (a state name), "payload" (free text) or
+--             "workflow" (a path to another workflow, raymond.xworkflow)
 --   attrs     attribute = kind: "target" (a state name, resolved like the
 --             body), "dir" (a directory for the agent) or "text"
 --   free      other attributes are allowed and become the new agent's
 --             variables (fork), if their names pass var_error
 --   requires  attribute = why, for attributes that must be given
+--   forbid    attribute = why, for attributes that must not be given
 --   session   what the next state's conversation is: "same", "fresh",
 --             "branch" (a copy of the caller's), "caller" (back to it)
 --   stack     "push" (a frame the <result> returns to) or "pop"
+--   prepare(run, agent, tr, roots)
+--             checks that need the agent, made before any change;
+--             returns true or nil and a message
 --   apply(run, agent, tr, cwds)
 --             changes the agent for the decided transition `tr`; cwds
 --             holds the directories checked beforehand; returns a
@@ -78,16 +83,60 @@ function M.var_error(name, environ)
 end
 
 -- The worker id for a fork from `parent` to `target`: parent_<stem6><n>.
-local function worker_id(run, parent, target)
-  local stem = target:gsub("%.%w+$", ""):lower():sub(1, 6)
-  local n = math.tointeger(run.fork_counters[parent.id] or 0) + 1
-  run.fork_counters[parent.id] = n
-  return string.format("%s_%s%d", parent.id, stem, n)
+-- A <fork-workflow> worker's stem comes from the workflow path and
+-- counts under the key parent_<stem>; an id another agent holds already
+-- is skipped, since agent ids are unique in a run.
+local function worker_id(run, parent, f)
+  local stem, key = f.target:gsub("%.%w+$", ""):lower():sub(1, 6), parent.id
+  if f.workflow then
+    stem = require("raymond.xworkflow").abbrev(f.spec)
+    key = parent.id .. "_" .. stem
+  end
+  local taken = {}
+  for _, a in ipairs(run.agents) do taken[a.id] = true end
+  local n, id = math.tointeger(run.fork_counters[key] or 0), nil
+  repeat
+    n = n + 1
+    id = string.format("%s_%s%d", parent.id, stem, n)
+  until not taken[id]
+  run.fork_counters[key] = n
+  return id
 end
 
+-- A frame keeps where the caller is, its workflow included, for the
+-- <result> that returns to it.
 local function push_frame(agent, tr)
-  table.insert(agent.stack, { state = tr.ret, session = agent.session, cwd = agent.cwd })
+  table.insert(agent.stack, { state = tr.ret, session = agent.session, cwd = agent.cwd,
+                              workflow = agent.workflow, sha256 = agent.sha256, depth = agent.depth })
   agent.state, agent.input = tr.target, tr.input
+end
+
+local function xwf_prepare(run, agent, tr, roots)
+  return require("raymond.xworkflow").prepare(run, agent, tr, roots)
+end
+
+-- A cross-workflow call: the frame, then the callee's entry, one deeper.
+local function call_workflow(agent, tr)
+  push_frame(agent, tr)
+  require("raymond.xworkflow").enter(agent, tr)
+  agent.depth = (agent.depth or 0) + 1
+end
+
+-- Forks, plain and cross-workflow: a worker starts in the workflow its
+-- tag names, or in its parent's, at the parent's depth.
+local function fork_apply(run, agent, tr, cwds)
+  local workers = {}
+  for i, f in ipairs(tr.forks) do
+    local w = {
+      id = worker_id(run, agent, f), state = f.target, stack = {},
+      cwd = cwds[i], input = f.input, vars = f.vars, data = {},
+      workflow = agent.workflow, sha256 = agent.sha256, depth = agent.depth,
+    }
+    if f.workflow then require("raymond.xworkflow").enter(w, f) end
+    workers[i] = w
+  end
+  agent.state, agent.input = tr.next, tr.input
+  return { workers = workers }
 end
 
 M.list = {
@@ -150,17 +199,8 @@ M.list = {
     attrs = { next = "target", cd = "dir", input = "text" },
     free = true,
     session = "fresh",
-    apply = function(run, agent, tr, cwds)
-      local workers = {}
-      for i, f in ipairs(tr.forks) do
-        workers[i] = {
-          id = worker_id(run, agent, f.target), state = f.target, stack = {},
-          cwd = cwds[i], input = f.input, vars = f.vars, data = {},
-        }
-      end
-      agent.state, agent.input = tr.next, tr.input
-      return { workers = workers }
-    end,
+    prepare = xwf_prepare,
+    apply = fork_apply,
   },
   {
     name = "result",
@@ -174,7 +214,65 @@ M.list = {
       local frame = table.remove(agent.stack)
       if not frame then return { ended = true, payload = tr.payload } end
       agent.state, agent.session, agent.cwd = frame.state, frame.session, frame.cwd or agent.cwd
+      agent.workflow, agent.sha256, agent.depth = frame.workflow, frame.sha256, frame.depth
       agent.input = tr.payload
+    end,
+  },
+  {
+    name = "call-workflow",
+    usage = '<call-workflow return="BACK">PATH</call-workflow>',
+    summary = "run workflow PATH; back at BACK",
+    body = "workflow",
+    attrs = { ["return"] = "target", input = "text" },
+    requires = { ["return"] = "where its <result> goes" },
+    forbid = { cd = "the called workflow continues the caller's conversation, which belongs to the "
+      .. "caller's directory; use <function-workflow cd=...> to run it elsewhere" },
+    session = "branch",
+    stack = "push",
+    prepare = xwf_prepare,
+    apply = function(_, agent, tr)
+      call_workflow(agent, tr)
+      agent.branch = true -- the callee's first turn branches the caller's session
+    end,
+  },
+  {
+    name = "function-workflow",
+    usage = '<function-workflow return="BACK">PATH</function-workflow>',
+    summary = "the same, PATH starting fresh",
+    body = "workflow",
+    attrs = { ["return"] = "target", cd = "dir", input = "text" },
+    requires = { ["return"] = "where its <result> goes" },
+    session = "fresh",
+    stack = "push",
+    prepare = xwf_prepare,
+    apply = function(_, agent, tr, cwds)
+      call_workflow(agent, tr)
+      agent.session, agent.cwd = nil, cwds[1] or agent.cwd
+    end,
+  },
+  {
+    name = "fork-workflow",
+    usage = '<fork-workflow next="NEXT">PATH</fork-workflow>',
+    summary = "a parallel agent in workflow PATH",
+    body = "workflow",
+    attrs = { next = "target", cd = "dir", input = "text" },
+    free = true,
+    session = "fresh",
+    prepare = xwf_prepare,
+    apply = fork_apply,
+  },
+  {
+    name = "reset-workflow",
+    usage = '<reset-workflow cd="DIR">PATH</reset-workflow>',
+    summary = "go on in PATH, fresh, stack cleared",
+    body = "workflow",
+    attrs = { cd = "dir", input = "text" },
+    session = "fresh",
+    prepare = xwf_prepare,
+    apply = function(_, agent, tr, cwds)
+      require("raymond.xworkflow").enter(agent, tr)
+      agent.cwd = cwds[1] or agent.cwd
+      agent.session, agent.input, agent.stack, agent.depth = nil, tr.input, {}, nil
     end,
   },
 }

@@ -9,8 +9,10 @@
 
 local raymond = require("raymond")
 local resolve = require("raymond.resolve")
+local scope_of = require("raymond.scope")
 local tags = require("raymond.tags")
 local text = require("raymond.text")
+local xworkflow = require("raymond.xworkflow")
 
 local M = {}
 
@@ -35,9 +37,11 @@ function M.unknown_attr(e, k)
 end
 
 local function check_attrs(e, t)
-  if e.free then return true end
   for k in pairs(t.attrs) do
-    if not e.attrs[k] then return nil, M.unknown_attr(e, k) end
+    if e.forbid and e.forbid[k] then
+      return nil, string.format("<%s> does not take %s=: %s", e.name, k, e.forbid[k])
+    end
+    if not e.free and not e.attrs[k] then return nil, M.unknown_attr(e, k) end
   end
   return true
 end
@@ -53,6 +57,13 @@ local function resolve_attr(scope, t, key)
 end
 
 local function resolve_body(scope, t)
+  if tags.by_name[t.name].body == "workflow" then
+    local where, err = xworkflow.locate(scope_of.of(scope), t.body)
+    if not where then
+      return nil, string.format("<%s>%s</%s>: %s", t.name, t.body, t.name, err)
+    end
+    return where.entry, nil, where
+  end
   local name, err = resolve.target(scope, trim(t.body))
   if not name then
     return nil, string.format("<%s>%s</%s>: %s", t.name, t.body, t.name, err)
@@ -63,9 +74,12 @@ end
 -- One tag with a state as its body: the target and every declared
 -- attribute, state names resolved.
 local function decide_one(e, t, scope)
-  local target, err = resolve_body(scope, t)
+  local target, err, where = resolve_body(scope, t)
   if not target then return nil, err end
   local tr = { tag = t.name, target = target }
+  if where then
+    tr.workflow, tr.sha256, tr.spec, tr.real = where.workflow, where.sha256, where.spec, where.real
+  end
   for attr, why in pairs(e.requires or {}) do
     if not t.attrs[attr] then
       return nil, string.format("<%s> needs %s=\"STATE\" (%s)", t.name, attr, why)
@@ -85,24 +99,27 @@ end
 -- The worker a <fork> asks for; its undeclared attributes are the
 -- worker's variables, whose names must pass tags.var_error.
 local function fork_entry(e, scope, t)
-  local target, err = resolve_body(scope, t)
+  local target, err, where = resolve_body(scope, t)
   if not target then return nil, err end
   local vars = {}
   for k, v in pairs(t.attrs) do
     if not e.attrs[k] then
       local bad = tags.var_error(k)
-      if bad then return nil, string.format("<fork>%s</fork>: attribute %s", t.body, bad) end
+      if bad then return nil, string.format("<%s>%s</%s>: attribute %s", t.name, t.body, t.name, bad) end
       vars[k] = v
     end
   end
-  return { target = target, input = t.attrs.input, cd = t.attrs.cd, vars = vars }
+  local f = { target = target, input = t.attrs.input, cd = t.attrs.cd, vars = vars }
+  if where then
+    f.workflow, f.sha256, f.spec, f.real, f.xtag = where.workflow, where.sha256, where.spec, where.real, t.name
+  end
+  return f
 end
 
 -- Several <fork> tags and at most one <goto>: the parent continues at the
 -- goto's target and/or the forks' next, which must all agree.
 local function decide_forks(list, scope)
-  local fork = tags.by_name.fork
-  local tr = { tag = "fork", forks = {} }
+  local tr = { tag = "fork-workflow", forks = {} }
   local cont, cont_from
   local function agree(name, from)
     if cont and cont ~= name then
@@ -122,34 +139,39 @@ local function decide_forks(list, scope)
       if not ok then return nil, err end
       tr.input = t.attrs.input
     else
-      local f, err = fork_entry(fork, scope, t)
+      local f, err = fork_entry(tags.by_name[t.name], scope, t)
       if not f then return nil, err end
+      if t.name == "fork" then tr.tag = "fork" end
       tr.forks[#tr.forks + 1] = f
       if t.attrs.next then
         local name, nerr = resolve_attr(scope, t, "next")
         if not name then return nil, nerr end
-        local ok, aerr = agree(name, "<fork next=>")
+        local ok, aerr = agree(name, "<" .. t.name .. " next=>")
         if not ok then return nil, aerr end
       end
     end
   end
   if not cont then
-    return nil, "<fork> needs next=\"STATE\" (where the parent continues) or a <goto> beside it"
+    return nil, string.format("<%s> needs next=\"STATE\" (where the parent continues) or a <goto> beside it",
+      list[1].name == "goto" and list[2].name or list[1].name)
   end
   tr.next = cont
   return tr
 end
+
+-- The tags that start workers, which may come several at a time.
+local FORKS = { fork = true, ["fork-workflow"] = true }
 
 -- Several tags are allowed together only as forks with at most one goto.
 local function check_count(list)
   local gotos, others = 0, 0
   for _, t in ipairs(list) do
     if t.name == "goto" then gotos = gotos + 1
-    elseif t.name ~= "fork" then others = others + 1 end
+    elseif not FORKS[t.name] then others = others + 1 end
   end
   if others > 0 or gotos > 1 or gotos == #list then
     return nil, string.format("%d transition tags (%s); a state must emit exactly one, "
-      .. "except several <fork> with at most one <goto>", #list, tag_list(list))
+      .. "except several <fork> or <fork-workflow> with at most one <goto>", #list, tag_list(list))
   end
   return true
 end
@@ -172,7 +194,7 @@ function M.decide(list, scope)
   local e = tags.by_name[t.name]
   local ok, err = check_attrs(e, t)
   if not ok then return nil, err end
-  if t.name == "fork" then return decide_forks(list, scope) end
+  if FORKS[t.name] then return decide_forks(list, scope) end
   if e.body == "payload" then return { tag = t.name, payload = t.body } end
   return decide_one(e, t, scope)
 end
@@ -217,6 +239,10 @@ function M.apply(run, agent, tr, roots)
   if not e then return nil, "cannot apply unknown transition '" .. tostring(tr.tag) .. "'" end
   -- Every check that can fail comes before the first change, so a failed
   -- transition leaves the agent as it was and --resume runs it again.
+  if e.prepare then
+    local ok, err = e.prepare(run, agent, tr, roots)
+    if not ok then return nil, err end
+  end
   local cwds = {}
   for i, unit in ipairs(tr.forks or { tr }) do
     local cwd, err = agent.cwd, nil
@@ -232,13 +258,14 @@ end
 -- A one-line description, for the console and the transitions log.
 function M.describe(tr)
   if tr.tag == "result" then return "result" end
-  if tr.tag == "fork" then
+  if tr.forks then
     local t = {}
-    for i, f in ipairs(tr.forks) do t[i] = f.target end
+    for i, f in ipairs(tr.forks) do t[i] = f.spec and (f.spec .. " (" .. f.target .. ")") or f.target end
     return string.format("fork %s; continue at %s", table.concat(t, ", "), tr.next)
   end
-  if tr.ret then return string.format("%s %s (return to %s)", tr.tag, tr.target, tr.ret) end
-  return tr.tag .. " " .. tr.target
+  local target = tr.spec and (tr.spec .. " (" .. tr.target .. ")") or tr.target
+  if tr.ret then return string.format("%s %s (return to %s)", tr.tag, target, tr.ret) end
+  return tr.tag .. " " .. target
 end
 
 return M

@@ -16,6 +16,16 @@ test_expect_success 'workflows/fanout runs one worker per word in parallel' '
 	test "$(grep -c "^main_worker[123] finished" out)" = 3 &&
 	ls fanout-out/main_worker1.txt fanout-out/main_worker2.txt fanout-out/main_worker3.txt
 '
+test_expect_success 'workflows/report calls workflows/wordcount and reports its result' '
+	raymond "$TESTS_TOP/workflows/report" --input "the quick brown fox jumps" >out 2>err &&
+	printf "asking ../wordcount about: the quick brown fox jumps\nreport: 5 words, longest: quick\n" >expect &&
+	cmp expect out &&
+	grep -q "START.sh -> call-workflow ../wordcount (1_START.sh) (return to REPORT.sh)" err &&
+	grep -q "completed: 4 steps" err &&
+	raymond "$TESTS_TOP/workflows/wordcount" --input "a bb" --quiet >out &&
+	test "$(cat out)" = "2 words, longest: bb"
+'
+
 # Copy example NAME to ./NAME and append a MOCK line to each listed prompt,
 # so the fake claude plays the model: script STATE "MOCK: ..." ...
 copy_example() {

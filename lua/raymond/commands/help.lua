@@ -92,11 +92,22 @@ local function synopsis(cmd)
   return s
 end
 
+-- Usages longer than this (the -workflow tags') take a line of their
+-- own, their summary the next, so the help stays within 80 columns.
+local TAG_WIDTH = 42
+
 local function tag_table(out)
   local width = 0
-  for _, t in ipairs(tags.list) do width = math.max(width, #t.usage) end
   for _, t in ipairs(tags.list) do
-    out[#out + 1] = "  " .. t.usage .. string.rep(" ", width - #t.usage + 1) .. t.summary
+    if #t.usage <= TAG_WIDTH then width = math.max(width, #t.usage) end
+  end
+  for _, t in ipairs(tags.list) do
+    if #t.usage > width then
+      out[#out + 1] = "  " .. t.usage
+      out[#out + 1] = string.rep(" ", width + 3) .. t.summary
+    else
+      out[#out + 1] = "  " .. t.usage .. string.rep(" ", width - #t.usage + 1) .. t.summary
+    end
   end
 end
 

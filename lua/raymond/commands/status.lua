@@ -74,6 +74,10 @@ function M.main(opts)
     local stack = {}
     for i, f in ipairs(a.stack) do stack[i] = f.state end
     local line = string.format("  %s at %s", a.id, a.state)
+    -- An agent another workflow's tag took elsewhere (raymond.xworkflow).
+    if a.workflow and a.workflow ~= run.workflow then
+      line = line .. string.format(" in %s (depth %d)", a.workflow, a.depth or 0)
+    end
     if #stack > 0 then line = line .. " (returns to " .. table.concat(stack, " < ") .. ")" end
     if a.input then line = line .. string.format(" [input: %q]", a.input:sub(1, 60)) end
     line = line .. ", " .. text.usd(a.cost) .. " spent"

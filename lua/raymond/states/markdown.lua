@@ -56,16 +56,17 @@ end
 local trim = text.trim
 
 -- The state file's policy and body, warning once per file about unknown fields.
-local function load(run, name)
+local function load(run, agent)
+  local name, scope, set = agent.state, run:scope_of(agent), run:hooks_of(agent)
   -- A YAML workflow's state is named by its line in the file.
-  local file = run.scope.label and run.scope:label(name) or (run.scope.path .. "/" .. name)
-  local source, err = run.scope:read(name)
+  local file = scope.label and scope:label(name) or (scope.path .. "/" .. name)
+  local source, err = scope:read(name)
   -- A read a signal stopped (a big archive) ends the step like a killed one.
   if not source and raymond.stopping() then return nil, states.STOPPED end
   if not source then return nil, states.error(err) end
-  local meta, body = raymond.frontmatter(source, policy.types(run.hooks.frontmatter))
+  local meta, body = raymond.frontmatter(source, policy.types(set.frontmatter))
   if not meta then return nil, states.error(body, nil, "fix the frontmatter, then: raymond --resume " .. run.rec.id) end
-  local pol, warnings = policy.parse(meta, console.rel(file, run.cwd), run.hooks.frontmatter)
+  local pol, warnings = policy.parse(meta, console.rel(file, run.cwd), set.frontmatter)
   if not pol then return nil, states.error(warnings) end
   if not run.warned[file] then
     run.warned[file] = true
@@ -74,8 +75,8 @@ local function load(run, name)
   return pol, body, meta
 end
 
-local function decide(run, pol, reply, vars)
-  local dir = run.scope
+local function decide(run, agent, pol, reply, vars)
+  local dir = run:scope_of(agent)
   local function render(s) return template.render(s, vars) end
   if pol.force_implicit then return policy.implicit(pol, dir, render) end
   local tags, perr = raymond.parse_tags(reply)
@@ -137,7 +138,8 @@ end
 -- is written (a YAML state's timeout:), for the message.
 local function timeout_note(run, agent, inv)
   local own, where
-  if run.scope.timeout_of then own, where = run.scope:timeout_of(agent.state) end
+  local scope = run:scope_of(agent)
+  if scope.timeout_of then own, where = scope:timeout_of(agent.state) end
   if own and own == inv.timeout then
     return string.format(" (%g seconds, the per-state timeout in %s)", inv.timeout, console.rel(where, run.cwd))
   end
@@ -271,15 +273,16 @@ end
 
 -- Setting `key`'s value `v` as the CLI takes it, the MCP configuration
 -- read through the run's scope; or nil and why not.
-local function setting(run, key, v)
+local function setting(run, agent, key, v)
   local val, why = policy.setting(key, v)
-  if val ~= nil and key == "mcp_config" then return policy.mcp_text(run.scope, val) end
+  if val ~= nil and key == "mcp_config" then return policy.mcp_text(run:scope_of(agent), val) end
   return val, why
 end
 
 -- Whether the hook file of handler `where` ("file:line") says on_error = "warn".
-local function lenient(run, where)
-  for _, f in ipairs(run.hooks and run.hooks.files or {}) do
+local function lenient(run, agent, where)
+  local set = run:hooks_of(agent)
+  for _, f in ipairs(set and set.files or {}) do
     if where:sub(1, #f.name + 1) == f.name .. ":" then return f.on_error == "warn" end
   end
   return false
@@ -293,17 +296,18 @@ local function agent_settings(run, agent, inv, by, own)
   local out = {}
   for _, s in ipairs(policy.SETTINGS) do
     local v, from = inv[s.key], by[s.field]
-    local val, why = setting(run, s.key, v)
-    if v ~= nil and val == nil and from and lenient(run, from) then
+    local val, why = setting(run, agent, s.key, v)
+    if v ~= nil and val == nil and from and lenient(run, agent, from) then
       console.warn("%s: PreState decision field '%s' %s (ignored: the file says on_error = \"warn\")", from,
         s.field, why)
       v, from = own[s.key], nil
-      val, why = setting(run, s.key, v)
+      val, why = setting(run, agent, s.key, v)
     end
     if v ~= nil and val == nil and from then
       return nil, string.format("%s: PreState decision field '%s' %s", from, s.field, why)
     elseif v ~= nil and val == nil then
-      return nil, string.format("%s: %s %s", console.rel(run.scope.path .. "/" .. agent.state, run.cwd), s.key, why)
+      return nil, string.format("%s: %s %s", console.rel(run:scope_of(agent).path .. "/" .. agent.state, run.cwd),
+        s.key, why)
     end
     out[s.key] = val
   end
@@ -318,7 +322,7 @@ end
 
 function M.run(run, agent)
   local rec = run.rec
-  local pol, body, meta = load(run, agent.state)
+  local pol, body, meta = load(run, agent)
   if not pol then return body end
   local vars = template.vars(rec, agent)
   pol = policy.rendered(pol, function(s) return template.render(s, vars) end)
@@ -397,7 +401,7 @@ function M.judge(run, agent, pol, out, vars, meta)
   if post.kind == "block" then return nil, blocked_it(post), true end
   if post.kind == "error" then return nil, nil, { msg = post.msg } end
   if post.kind == "transition" then return post.transition end
-  local tr, why = decide(run, pol, out.text, vars)
+  local tr, why = decide(run, agent, pol, out.text, vars)
   if not tr then return nil, why, false end
   local pre = run:pre_transition(agent, tr)
   if not pre then return nil, nil, nil end

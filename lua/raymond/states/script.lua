@@ -26,7 +26,7 @@ local function script_env(run, agent, file)
   for k, v in pairs(agent.vars) do env[k] = v end
   env.RAYMOND_WORKFLOW_ID = run.rec.id
   env.RAYMOND_AGENT_ID = agent.id
-  env.RAYMOND_STATE_DIR = run.scope.dir
+  env.RAYMOND_STATE_DIR = run:scope_of(agent).dir
   env.RAYMOND_STATE_FILE = file
   if agent.input then
     env.RAYMOND_INPUT = agent.input
@@ -48,7 +48,8 @@ end
 -- timeout:), with where that is written, or the run's --timeout.
 local function timeout(run, agent)
   local own, where
-  if run.scope.timeout_of then own, where = run.scope:timeout_of(agent.state) end
+  local scope = run:scope_of(agent)
+  if scope.timeout_of then own, where = scope:timeout_of(agent.state) end
   if own then return own, where end
   return run.rec.launch.timeout
 end
@@ -111,7 +112,7 @@ end
 function M.run(run, agent)
   local pre = hook_outcome(run:decide("PreState", agent, { kind = "script" }), "blocked by ")
   if pre then return pre end
-  local file, serr = run.scope:script(agent.state)
+  local file, serr = run:scope_of(agent):script(agent.state)
   -- Ctrl-C while a big archive is unpacked ends the step like a killed one.
   if not file and raymond.stopping() then return states.STOPPED end
   if not file then return states.error("cannot unpack the workflow archive: " .. serr) end
@@ -135,7 +136,7 @@ function M.run(run, agent)
     kind = "script", output = res.stdout_tail, exit_code = res.exit, duration = res.duration, cost_usd = 0,
   }), "blocked by ")
   if post then return post end
-  local tr, err = transition.decide(res.tags, run.scope)
+  local tr, err = transition.decide(res.tags, run:scope_of(agent))
   if not tr then return states.error(err, console.tail(res.stdout_tail, 5)) end
   return states.transition(tr)
 end
