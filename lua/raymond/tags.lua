@@ -13,10 +13,13 @@
 --   summary   what happens next, in a few words
 --   body      "target" (a state name) or "payload" (free text)
 --   attrs     attribute = kind: "target" (a state name, resolved like the
---             body), "dir" (a directory for the agent) or "text"
+--             body), "dir" (a directory for the agent), "text" or
+--             "duration" (30s, 15m, 48h, 2d: raymond.ask.duration)
 --   free      other attributes are allowed and become the new agent's
 --             variables (fork), if their names pass var_error
 --   requires  attribute = why, for attributes that must be given
+--   check(tr) optional: nil when the decided transition's attributes go
+--             together, else why not
 --   session   what the next state's conversation is: "same", "fresh",
 --             "branch" (a copy of the caller's), "caller" (back to it)
 --   stack     "push" (a frame the <result> returns to) or "pop"
@@ -28,10 +31,11 @@
 -- A decided transition (what raymond.transition.decide returns and hooks
 -- see in PreTransition) is a table:
 --   { tag = NAME, target = "B.sh", ret = "R.sh", input = "text",
---     cd = "dir", payload = "text",
+--     cd = "dir", payload = "text", timeout = "48h", timeout_next = "L.sh",
 --     forks = { {target=, input=, cd=, vars={}} ... }, next = "N.sh" }
 
 local raymond = require("raymond")
+local ask = require("raymond.ask")
 
 local M = {}
 
@@ -175,6 +179,21 @@ M.list = {
       if not frame then return { ended = true, payload = tr.payload } end
       agent.state, agent.session, agent.cwd = frame.state, frame.session, frame.cwd or agent.cwd
       agent.input = tr.payload
+    end,
+  },
+  {
+    name = "ask",
+    usage = '<ask next="NEXT" timeout="48h" timeout_next="LATE">QUESTION</ask>',
+    summary = "wait for a person's answer, then NEXT",
+    body = "payload",
+    attrs = { next = "target", timeout = "duration", timeout_next = "target" },
+    requires = { next = "where the answer goes" },
+    session = "same",
+    check = ask.check,
+    -- The agent waits, session and stack kept; raymond.ask answers it.
+    apply = function(_, agent, tr)
+      ask.open(agent, tr, raymond.now())
+      return { asked = true }
     end,
   },
 }

@@ -50,6 +50,7 @@ local function load(opts)
   end
   return analyse.load(opts.workflow, opts.cwd, { hooks = extra, no_default_hooks = opts.no_default_hooks })
 end
+M.load = load
 
 local function rel(cwd)
   return function(path) return console.rel(path, cwd) end
