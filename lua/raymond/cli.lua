@@ -46,7 +46,7 @@ M.options = {
   { name = "input", key = "input", arg = "TEXT",
     help = "payload for the first state ({{input}}, $RAYMOND_INPUT);\nwith --resume, the answer to the oldest pending <ask>" },
   { name = "on-ask", key = "on_ask", arg = "MODE", one_of = { "reject", "pause" },
-    help = "what an <ask> does: reject (the default) refuses a workflow\nthat can ask; pause saves the run and exits with status 2\nwhen no agent is left at work, to be answered with\n--resume ID --input TEXT" },
+    help = "what an <ask> does: reject (the default) refuses a\nworkflow that can ask; pause saves the run and exits\nwith status 2 once no agent is at work, to be answered\nwith --resume ID --input TEXT" },
   { name = "workflow-id", key = "workflow_id", arg = "ID",
     help = "name the new run (letters, digits, _ and -)" },
   { name = "name", key = "name", arg = "NAME", text = 200,

@@ -183,8 +183,8 @@ M.list = {
   },
   {
     name = "ask",
-    usage = '<ask next="NEXT" timeout="48h" timeout_next="LATE">QUESTION</ask>',
-    summary = "wait for a person's answer, then NEXT",
+    usage = '<ask next="NEXT" timeout="48h">Q?</ask>',
+    summary = "wait for a person's answer",
     body = "payload",
     attrs = { next = "target", timeout = "duration", timeout_next = "target" },
     requires = { next = "where the answer goes" },
