@@ -20,15 +20,17 @@
 -- the run as "asking" and exits with status 2, printing M.report on
 -- stdout.  `raymond resume ID --input TEXT` answers the oldest pending
 -- ask, `raymond answer ID ASK_ID TEXT` the one named (M.settle), and both
--- continue the run.  While other agents run, M.watch enforces the
--- deadlines.
+-- continue the run.  "prompt" asks on the terminal when stdin is one
+-- (M.prompt), the other agents going on meanwhile, and is "pause"
+-- otherwise and after the end of input.  While other agents run, or a
+-- person is asked, M.watch enforces the deadlines.
 
 local raymond = require("raymond")
 local text = require("raymond.text")
 
 local M = {}
 
-M.MODES = { "reject", "pause" }
+M.MODES = { "reject", "pause", "prompt" }
 
 -- The exit status of a run that waits for answers (raymond.run's 3 is a
 -- stop, 1 an error, 130 an interrupt).
@@ -206,10 +208,51 @@ function M.watch(run, restart)
           soonest = math.min(soonest or math.huge, a.ask.deadline)
         end
       end
-      if not soonest or run.looping == 0 then break end
+      if not soonest or (run.looping == 0 and not run.ask_prompt) then break end
       wait = math.min(soonest - now, M.POLL)
     end
     run.ask_watch = nil
+  end)
+end
+
+-- --on-ask prompt: ask the oldest pending question on the terminal and
+-- read the answer a line at a time (raymond.read_line), while the other
+-- agents go on; `restart(agent)` starts the loop of the agent answered.
+-- Without a terminal on stdin nothing is asked here: the run pauses as
+-- with "pause".  At the end of input (Ctrl-D) the questions left wait for
+-- raymond resume ID --input TEXT.
+function M.prompt(run, restart)
+  if run.ask_prompt or run.ask_eof or not raymond.isatty("stdin") then return end
+  run.ask_prompt = true
+  local console = require("raymond.console")
+  -- The live view redraws below the cursor, where the answer is typed.
+  console.close_view()
+  raymond.go(function()
+    local shown
+    while not raymond.stopping() do
+      local a = M.pending(run.rec)[1]
+      if not a then break end
+      if shown ~= a.ask.id then
+        if shown then console.say(string.format("raymond: ask %s is no longer waiting\n", shown)) end
+        shown = a.ask.id
+        console.say(string.format("\n[%s] asks (%s): %s\nanswer> ", a.id, a.ask.id, a.ask.prompt))
+      end
+      local line = raymond.read_line(4 * M.POLL)
+      if line == nil then
+        run.ask_eof = true
+        console.say("\nraymond: end of input: the questions left wait for raymond resume "
+          .. run.rec.id .. " --input TEXT\n")
+        break
+      elseif line and a.status == "asking" and a.ask.id == shown then
+        local from = a.state
+        M.answer(run.rec, a, line, raymond.now())
+        raymond.mark_dirty()
+        run:log_transition(a, from, string.format("ask %s answered; going on at %s", shown, a.state))
+        restart(a)
+        shown = nil
+      end
+    end
+    run.ask_prompt = nil
   end)
 end
 

@@ -45,8 +45,8 @@ local M = {}
 M.options = {
   { name = "input", key = "input", arg = "TEXT",
     help = "payload for the first state ({{input}}, $RAYMOND_INPUT);\nwith --resume, the answer to the oldest pending <ask>" },
-  { name = "on-ask", key = "on_ask", arg = "MODE", one_of = { "reject", "pause" },
-    help = "what an <ask> does: reject (the default) refuses a\nworkflow that can ask; pause saves the run and exits\nwith status 2 once no agent is at work, to be answered\nwith --resume ID --input TEXT" },
+  { name = "on-ask", key = "on_ask", arg = "MODE", one_of = { "reject", "pause", "prompt" },
+    help = "what an <ask> does: reject (the default) refuses a\nworkflow that can ask; pause saves the run and exits\nwith status 2 once no agent is at work, to be answered\nwith --resume ID --input TEXT; prompt asks on the\nterminal (pause when stdin is not one)" },
   { name = "workflow-id", key = "workflow_id", arg = "ID",
     help = "name the new run (letters, digits, _ and -)" },
   { name = "name", key = "name", arg = "NAME", text = 200,

@@ -52,7 +52,9 @@ local agent_loop
 
 -- Enforce the deadlines of pending asks while other agents run.
 local function watch_asks(run)
-  ask.watch(run, function(a) raymond.go(agent_loop, run, a) end)
+  local function restart(a) raymond.go(agent_loop, run, a) end
+  if run.rec.launch.on_ask == "prompt" then ask.prompt(run, restart) end
+  ask.watch(run, restart)
 end
 
 local function start_workers(run, parent, workers)

@@ -250,8 +250,8 @@ function M.decode(text, path)
     for _, k in ipairs({ "timeout", "budget" }) do opt(run.launch[k], "number", "launch." .. k) end
     for _, k in ipairs({ "model", "effort", "claude", "cwd" }) do opt(run.launch[k], "string", "launch." .. k) end
     if opt(run.launch.on_ask, "string", "launch.on_ask") and run.launch.on_ask ~= "reject"
-        and run.launch.on_ask ~= "pause" then
-      error("launch.on_ask '" .. run.launch.on_ask .. "' is not reject or pause", 0)
+        and run.launch.on_ask ~= "pause" and run.launch.on_ask ~= "prompt" then
+      error("launch.on_ask '" .. run.launch.on_ask .. "' is not reject, pause or prompt", 0)
     end
     if opt(run.launch.name, "string", "launch.name") then
       local ok, why = require("raymond.text").printable_text(run.launch.name, 200)

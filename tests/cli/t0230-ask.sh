@@ -172,7 +172,7 @@ test_expect_success 'bad <ask> attributes fail the state naming file, agent and 
 	grep -q "<ask>: timeout_next needs timeout=" err
 '
 
-test_expect_success 'lint: missing-ask-next and invalid-ask-timeout; --on-ask takes reject or pause only' '
+test_expect_success 'lint: missing-ask-next and invalid-ask-timeout; --on-ask takes reject, pause or prompt only' '
 	state START.sh <<-\EOS &&
 	echo "<ask timeout=\"5x\">q</ask>"
 	EOS
@@ -180,7 +180,7 @@ test_expect_success 'lint: missing-ask-next and invalid-ask-timeout; --on-ask ta
 	grep -q "wf/START.sh:1: error: <ask> without next=\"STATE\": the answer has nowhere to go \[missing-ask-next\]" out &&
 	grep -q "wf/START.sh:1: error: <ask timeout=\"5x\">: .5x. is not a duration.*\[invalid-ask-timeout\]" out &&
 	expect_status 1 raymond wf --on-ask maybe 2>err &&
-	grep -q "on-ask must be reject or pause, not .maybe." err
+	grep -q "on-ask must be reject, pause or prompt, not .maybe." err
 '
 
 test_done

@@ -153,7 +153,7 @@ T.test("state file: an asking agent round-trips; a bad ask is refused naming the
   refused(function(r) r.agents[1].ask.timeout = "soon" end, "agents[1].ask.timeout 'soon' is not a duration")
   refused(function(r) r.agents[1].ask = nil end, "agents[1].ask should be a table")
   refused(function(r) r.agents[1].status = nil end, "agents[1].ask is set, but the agent's status is not asking")
-  refused(function(r) r.launch.on_ask = "prompt" end, "launch.on_ask 'prompt' is not reject or pause")
+  refused(function(r) r.launch.on_ask = "sometimes" end, "launch.on_ask 'sometimes' is not reject, pause or prompt")
 end)
 
 T.test("report: the original's keys, the oldest ask first, every pending one listed", function()
