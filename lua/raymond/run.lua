@@ -204,7 +204,7 @@ function Run:hook_transition(d)
   for k, v in pairs(t) do
     if k ~= "tag" and k ~= "target" and k ~= "payload" then attrs[k] = tostring(v) end
   end
-  local body = t.tag == "result" and (t.payload or "") or (t.target or "")
+  local body = (t.tag == "result" or t.tag == "ask") and (t.payload or "") or (t.target or "")
   local tr, err = transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } }, self.scope)
   if not tr then
     return nil, string.format("hook %s returned an invalid transition: %s", d.by.transition, err)
