@@ -46,7 +46,11 @@ test_expect_success '--on-ask pause: exit 2, the JSON on stdout, the run saved a
 	grep -q "^r1 *asking" list &&
 	raymond status r1 >status &&
 	grep -q "Status:    asking" status &&
-	grep -Eq "^    asking ask_main_[0-9]+: Ship it\?" status
+	grep -Eq "^    asking ask_main_[0-9]+: Ship it\?" status &&
+	raymond list --recover >ids &&
+	grep -qx r1 ids &&
+	expect_status 2 raymond watch r1 >watch 2>&1 &&
+	grep -q "r1 asking" watch
 '
 
 test_expect_success 'resume --input answers the ask: {{input}} at next, the session kept, nothing run twice' '
