@@ -50,7 +50,8 @@ M.DEFAULTS = { timeout = 600, max_parallel = 32, budget = 10 }
 
 local agent_loop
 
--- Enforce the deadlines of pending asks while other agents run.
+-- Enforce the deadlines of pending asks while other agents run, and
+-- with --on-ask prompt ask them on the terminal (raymond.ask).
 local function watch_asks(run)
   local function restart(a) raymond.go(agent_loop, run, a) end
   if run.rec.launch.on_ask == "prompt" then ask.prompt(run, restart) end
