@@ -155,6 +155,11 @@ function M.settle(rec, opts, now)
         hint = #pending > 0 and ("pending: " .. list_pending(rec))
           or "it waits for no answer; continue it with: raymond resume " .. rec.id }
     end
+    if M.expired(target, now) and target.ask.timeout_next then
+      return nil, { msg = string.format("run %s: ask %s timed out at %s; its agent goes on at %s instead",
+          rec.id, opts.ask_id, require("raymond.runstate").iso(target.ask.deadline), target.ask.timeout_next),
+        hint = "continue the run with: raymond resume " .. rec.id }
+    end
   elseif opts.input ~= nil then
     for _, a in ipairs(pending) do
       if not (M.expired(a, now) and a.ask.timeout_next) then target = target or a end

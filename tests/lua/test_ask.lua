@@ -124,6 +124,12 @@ T.test("settle: past the deadline an ask takes timeout_next; without it the resu
   T.has(err.msg, "agent main_a1: ask " .. rec.agents[2].ask.id .. " timed out: no answer within 10s", "message")
   T.has(err.hint, "raymond answer r1 " .. rec.agents[2].ask.id, "hint")
   T.eq(assert(raymond.json_encode(rec)), before, "unchanged")
+  -- An ask with a timeout route cannot be answered after its deadline.
+  ok, err = ask.settle(rec, { ask_id = rec.agents[1].ask.id, input = "late" }, 5000)
+  T.eq(ok, nil, "timed out with a route")
+  T.has(err.msg, "ask " .. rec.agents[1].ask.id .. " timed out at ", "message")
+  T.has(err.msg, "goes on at LATE.sh instead", "names the route")
+  T.eq(assert(raymond.json_encode(rec)), before, "still unchanged")
   -- Answering the one without a route late is allowed; the other times out.
   assert(ask.settle(rec, { input = "late" }, 5000))
   T.eq(rec.agents[1].state, "LATE.sh", "timeout route")
