@@ -176,6 +176,20 @@ test_expect_success 'bad <ask> attributes fail the state naming file, agent and 
 	grep -q "<ask>: timeout_next needs timeout=" err
 '
 
+test_expect_success 'on_ask: pause in the project config file takes questions; --on-ask reject on the command line wins' '
+	export RUNS_LOG=$PWD/runs &&
+	asking_workflow &&
+	mkdir -p .raymond &&
+	printf "raymond:\n  on_ask: pause\n" >.raymond/config.yaml &&
+	expect_status 2 raymond wf --workflow-id c1 >json 2>/dev/null &&
+	grep -q "\"on_ask\":\"pause\"" .raymond/state/c1.json &&
+	expect_status 1 raymond wf --on-ask reject --workflow-id c2 2>err &&
+	grep -q "declares <ask> transitions" err &&
+	printf "raymond:\n  on_ask: maybe\n" >.raymond/config.yaml &&
+	expect_status 1 raymond wf 2>err &&
+	grep -q "config.yaml:2: on_ask must be reject, pause or prompt, not .maybe." err
+'
+
 test_expect_success 'lint: missing-ask-next and invalid-ask-timeout; --on-ask takes reject, pause or prompt only' '
 	state START.sh <<-\EOS &&
 	echo "<ask timeout=\"5x\">q</ask>"
