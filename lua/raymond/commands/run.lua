@@ -58,18 +58,27 @@ local function typo_hint(word)
 end
 
 -- False when the workflow can <ask> and the run takes no questions: the
--- error names where (raymond.ask.refusal).  A workflow that cannot be
--- read is left to the engine, which says why.
-local function refuse_asks(opts)
-  local analyse = require("raymond.analyse")
+-- error names where (raymond.ask.refusal).
+local function refuse_asks(opts, wf)
   local console = require("raymond.console")
-  local wf = require("raymond.commands.lint").load(opts)
-  if not wf then return true end
   local err = require("raymond.ask").refusal(wf, opts.workflow, function(p) return console.rel(p, opts.cwd) end)
-  analyse.close(wf)
   if not err then return true end
   console.error(err.msg, nil, err.hint)
   return false
+end
+
+-- The checks before a run, on one static model of the workflow: lint's
+-- errors (unless --no-lint) and, under --on-ask reject, the asks.  A
+-- workflow that cannot be read is left to the engine, which says why.
+local function checks_pass(opts)
+  local reject = (opts.on_ask or "reject") == "reject"
+  if opts.no_lint and not reject then return true end
+  local lint_cmd = require("raymond.commands.lint")
+  local wf = lint_cmd.load(opts)
+  if not wf then return true end
+  local ok = (opts.no_lint or lint_cmd.check_before_run(opts, wf)) and (not reject or refuse_asks(opts, wf))
+  require("raymond.analyse").close(wf)
+  return ok
 end
 
 function M.main(opts)
@@ -84,8 +93,7 @@ function M.main(opts)
   if dsp.value and dsp.source ~= "command line" then
     console.progress("raymond: dangerously_skip_permissions is on (%s)", dsp.source)
   end
-  if not opts.no_lint and not require("raymond.commands.lint").check_before_run(opts) then return 1 end
-  if (opts.on_ask or "reject") == "reject" and not refuse_asks(opts) then return 1 end
+  if not checks_pass(opts) then return 1 end
   local run, err = require("raymond.engine").start(opts)
   if run then
     -- Kept with the launch options, so list, status and a resume show it;
