@@ -190,6 +190,27 @@ test_expect_success 'on_ask: pause in the project config file takes questions; -
 	grep -q "config.yaml:2: on_ask must be reject, pause or prompt, not .maybe." err
 '
 
+test_expect_success 'a PreTransition hook may turn a transition into an <ask>, checked like a tag' '
+	state START.sh <<-\EOS &&
+	echo "<goto>YES.sh</goto>"
+	EOS
+	state YES.sh <<-\EOS &&
+	echo "<result>${RAYMOND_INPUT:-no input}</result>"
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return { PreTransition = function(ev)
+	  if ev.state == "START.sh" then return { transition = { tag = "ask", payload = "from a hook?", next = "YES" } } end
+	end }
+	EOS
+	expect_status 2 raymond wf --on-ask pause --workflow-id h >json 2>/dev/null &&
+	test "$(json_key prompt json)" = "from a hook?" &&
+	raymond --resume h --input "hooked" --quiet >out &&
+	test "$(cat out)" = hooked &&
+	sed -i "s/next = \"YES\"/next = \"NOPE\"/" wf/hooks.lua &&
+	expect_status 1 raymond wf --on-ask pause 2>err &&
+	grep -q "returned an invalid transition: <ask next=\"NOPE\">: state .NOPE. not found" err
+'
+
 test_expect_success 'lint: missing-ask-next and invalid-ask-timeout; --on-ask takes reject, pause or prompt only' '
 	state START.sh <<-\EOS &&
 	echo "<ask timeout=\"5x\">q</ask>"
