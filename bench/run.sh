@@ -171,7 +171,9 @@ awk -v r="$r" -v b="$b" -v d="$d" -v v="$v" -v t="$t" -v n="$steps" \
 	printf "%-34s %8.0fMB/s  peak RSS %.1f MB\n", "stream-json reading rate", sb / 1048576 / (sr / 1e9), rss / 1024
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "lint of 1000 states", lr / 1e6, lg / 1e6, lr / lg
 }'
-# The hook bridge's round trip has a script of its own.
+# The hook bridge's round trip has a script of its own, and so has <ask>.
 bash "$top/bench/bridge.sh" "$build"
-# So do cross-workflow calls against plain ones.
+# So do cross-workflow calls against plain ones, and an <ask>'s pause
+# and answer.
 bash "$top/bench/xworkflow.sh" "$build"
+bash "$top/bench/ask.sh" "$build"

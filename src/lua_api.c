@@ -758,13 +758,13 @@ api_printable(lua_State *L)
 	return 1;
 }
 
-/* raymond.isatty("stdout" | "stderr") -> whether it is a terminal */
+/* raymond.isatty("stdin" | "stdout" | "stderr") -> whether it is a terminal */
 static int
 api_isatty(lua_State *L)
 {
-	static const char *const names[] = { "stdout", "stderr", NULL };
+	static const char *const names[] = { "stdin", "stdout", "stderr", NULL };
 
-	lua_pushboolean(L, isatty(luaL_checkoption(L, 1, NULL, names) + 1));
+	lua_pushboolean(L, isatty(luaL_checkoption(L, 1, NULL, names)));
 	return 1;
 }
 

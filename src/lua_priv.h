@@ -26,6 +26,7 @@ struct ray_host {
 	struct sigaction old_sigterm;
 	sig_atomic_t signals_seen;	/* ray__signal_count last acted on */
 	struct ray_sleeper *sleepers;	/* raymond.sleep calls waiting */
+	struct ray_lines *lines;	/* raymond.read_line's terminal, or NULL */
 	struct ray_job *queue_head;	/* spawns waiting for a slot */
 	struct ray_job *queue_tail;
 	int running;		/* children started and not yet done */

@@ -841,6 +841,7 @@ stop_queue(struct ray_host *h)
 }
 
 static void wake_sleepers(struct ray_host *h);
+static void wake_lines(struct ray_host *h);
 
 static void
 on_prepare(uv_prepare_t *ph)
@@ -858,6 +859,7 @@ on_prepare(uv_prepare_t *ph)
 	}
 	if (h->stopping) {
 		wake_sleepers(h);
+		wake_lines(h);
 		stop_queue(h);
 	}
 	if (!h->dirty && (h->queue_head == NULL ||
@@ -1097,6 +1099,165 @@ api_sleep(lua_State *L)
 	uv_timer_init(h->loop, &s->timer);
 	s->timer.data = s;
 	uv_timer_start(&s->timer, on_sleep,
+	    sec <= 0 ? 0 : sec < 1e9 ? (uint64_t)(sec * 1000) : (uint64_t)1e12, 0);
+	return lua_yield(L, 0);
+}
+
+/* ---- raymond.read_line ------------------------------------------------- */
+
+/*
+ * Lines typed on the terminal that is raymond's stdin, read through the
+ * loop so that the agents go on while a person types.  One reader for the
+ * process, made at the first call: a uv_tty on fd 0, which libuv reopens
+ * so that the terminal's file description is not made non-blocking under
+ * the shell.  It reads only while a coroutine waits for a line, so an idle
+ * reader keeps nothing alive; bytes after the line returned stay in `buf`
+ * for the next call.  The terminal keeps its own line editing (cooked
+ * mode).  A line longer than RAY_LINE_MAX is cut there: the rest comes as
+ * the next line.
+ */
+#define RAY_LINE_MAX 65536
+
+struct ray_lines {
+	uv_tty_t tty;
+	uv_timer_t timer;
+	struct ray_host *h;
+	struct ray_buf buf;	/* read and not yet returned */
+	int eof;		/* the terminal said end of input (Ctrl-D) */
+	lua_State *co;		/* the coroutine waiting, or NULL */
+	int ref;
+};
+
+/*
+ * The line at the front of `buf`, without its newline, pushed on `co`
+ * and taken out of the buffer; 0 when no whole line is there yet.
+ */
+static int
+push_line(struct ray_lines *r, lua_State *co)
+{
+	char *nl = r->buf.len ? memchr(r->buf.data, '\n', r->buf.len) : NULL;
+	size_t n;
+
+	if (nl == NULL && r->buf.len < RAY_LINE_MAX && !(r->eof && r->buf.len))
+		return 0;
+	n = nl ? (size_t)(nl - r->buf.data) : (r->buf.len < RAY_LINE_MAX ? r->buf.len : RAY_LINE_MAX);
+	lua_pushlstring(co, r->buf.data, n > 0 && r->buf.data[n - 1] == '\r' ? n - 1 : n);
+	ray_buf_consume(&r->buf, nl ? n + 1 : n);
+	return 1;
+}
+
+/*
+ * Resume the waiting coroutine: how = 1 a line is in the buffer, 0 none
+ * came in time (or the run is stopping), -1 end of input.
+ */
+static void
+lines_end(struct ray_lines *r, int how)
+{
+	lua_State *co = r->co;
+	int ref = r->ref;
+
+	r->co = NULL;
+	uv_read_stop((uv_stream_t *)&r->tty);
+	uv_timer_stop(&r->timer);
+	if (how > 0 && push_line(r, co))
+		;
+	else if (how < 0)
+		lua_pushnil(co);
+	else
+		lua_pushboolean(co, 0);
+	resume(r->h, co, ref, 1, r->h->L);
+}
+
+/* The run is stopping: a read_line waiting returns false at once. */
+static void
+wake_lines(struct ray_host *h)
+{
+	if (h->lines && h->lines->co)
+		lines_end(h->lines, 0);
+}
+
+static void
+on_lines_alloc(uv_handle_t *hd, size_t want, uv_buf_t *out)
+{
+	static char chunk[4096];
+
+	(void)hd;
+	(void)want;
+	out->base = chunk;
+	out->len = sizeof(chunk);
+}
+
+static void
+on_lines_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+	struct ray_lines *r = s->data;
+
+	if (n > 0)
+		ray_buf_add(&r->buf, b->base, (size_t)n);
+	else if (n < 0)
+		r->eof = 1;
+	if (r->co == NULL)
+		return;
+	if (n > 0 && (memchr(b->base, '\n', (size_t)n) || r->buf.len >= RAY_LINE_MAX))
+		lines_end(r, 1);
+	else if (n < 0)
+		lines_end(r, r->buf.len ? 1 : -1);
+}
+
+static void
+on_lines_timeout(uv_timer_t *t)
+{
+	lines_end(t->data, 0);
+}
+
+/*
+ * raymond.read_line(seconds) -> the next line typed on the terminal that
+ * is stdin (without its newline); nil at end of input; false when none
+ * came within `seconds`, when the run is stopping, or when stdin is not a
+ * terminal.  Must run inside raymond.go; one caller at a time.
+ */
+static int
+api_read_line(lua_State *L)
+{
+	struct ray_host *h = ray__host_from(L);
+	double sec = luaL_checknumber(L, 1);
+	struct ray_lines *r = h->lines;
+
+	if (!lua_isyieldable(L))
+		return luaL_error(L, "raymond.read_line must run inside raymond.go");
+	if (r == NULL) {
+		if (!isatty(0)) {
+			lua_pushboolean(L, 0);
+			return 1;
+		}
+		r = xcalloc(1, sizeof(*r));
+		if (uv_tty_init(h->loop, &r->tty, 0, 1) < 0) {
+			free(r);
+			lua_pushboolean(L, 0);
+			return 1;
+		}
+		r->h = h;
+		r->tty.data = r;
+		uv_timer_init(h->loop, &r->timer);
+		r->timer.data = r;
+		h->lines = r;
+	}
+	if (r->co)
+		return luaL_error(L, "raymond.read_line is already waiting for a line");
+	if (push_line(r, L))
+		return 1;
+	if (r->eof) {
+		lua_pushnil(L);
+		return 1;
+	}
+	if (h->stopping || uv_read_start((uv_stream_t *)&r->tty, on_lines_alloc, on_lines_read) < 0) {
+		lua_pushboolean(L, 0);
+		return 1;
+	}
+	lua_pushthread(L);
+	r->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	r->co = L;
+	uv_timer_start(&r->timer, on_lines_timeout,
 	    sec <= 0 ? 0 : sec < 1e9 ? (uint64_t)(sec * 1000) : (uint64_t)1e12, 0);
 	return lua_yield(L, 0);
 }
@@ -1383,6 +1544,7 @@ static const luaL_Reg sched_funcs[] = {
 	{ "go", api_go },
 	{ "spawn", api_spawn },
 	{ "sleep", api_sleep },
+	{ "read_line", api_read_line },
 	{ "set_flush", api_set_flush },
 	{ "quiet_signals", api_quiet_signals },
 	{ "mark_dirty", api_mark_dirty },

@@ -46,16 +46,19 @@
 --                (a script's $VAR, a prompt's {{placeholder}})
 --
 -- An edge:
---   tag      "goto", "reset", "call", "function", "fork", "result", or
---            one of the -workflow tags, whose edge has `workflow` (the
---            other workflow's absolute path) and `entry` instead of a
---            target (or `error` when the path leads nowhere)
+--   tag      "goto", "reset", "call", "function", "fork", "result",
+--            "ask", or one of the -workflow tags, whose edge has
+--            `workflow` (the other workflow's absolute path) and `entry`
+--            instead of a target (or `error` when the path leads nowhere)
 --   target   the state file it names, resolved as the run resolves it;
 --            nil for result, for a name that does not resolve (then
 --            `error` holds resolve's message and `raw` the name as
 --            written) or for a computed name (`dynamic` = true)
 --   ret      the return state of call/function (raw_ret, ret_error)
---   next     the parent's continuation of fork (raw_next, next_error)
+--   next     the parent's continuation of fork, or where an <ask>'s
+--            answer goes (raw_next, next_error)
+--   timeout_next  where an <ask> goes when its timeout passes
+--            (raw_timeout_next, timeout_next_error)
 --   line     the line it is written on
 --   via      "tag": written in the text or in allowed_transitions;
 --            "hook": a default hook's frontmatter route (on_max_visits,
@@ -221,7 +224,7 @@ end
 
 local function add_edge(wf, st, e)
   local key = table.concat({ e.tag, e.raw_target or e.target or "", e.raw_ret or "", e.raw_next or "",
-    e.via, e.label or "" }, "\0")
+    e.raw_timeout_next or "", e.via, e.label or "" }, "\0")
   if st.seen[key] then return end
   st.seen[key] = true
   if e.dynamic then st.dynamic = true end
@@ -237,15 +240,17 @@ local function tag_edge(wf, t, line, from, script)
     if payload and payload ~= "" and #payload <= 40 and not payload:find("\n") then e.label = payload end
     return e
   end
+  -- An <ask>'s body is its question; where it leads are its attributes.
   if t.body ~= nil and TAG[t.name].body == "workflow" then
     other_workflow(wf, e, t.body, script)
-  elseif t.body ~= nil then
+  elseif t.body ~= nil and TAG[t.name].body == "target" then
     resolve_into(wf, e, "target", t.body, script)
     e.raw = e.raw_target
     e.error = e.target_error
   end
   resolve_into(wf, e, "ret", t.attrs["return"], script)
   resolve_into(wf, e, "next", t.attrs.next, script)
+  resolve_into(wf, e, "timeout_next", t.attrs.timeout_next, script)
   return e
 end
 

@@ -44,7 +44,9 @@ local M = {}
 --   help     what it does, for help text (lines split at "\n")
 M.options = {
   { name = "input", key = "input", arg = "TEXT",
-    help = "payload for the first state ({{input}}, $RAYMOND_INPUT)" },
+    help = "payload for the first state ({{input}}, $RAYMOND_INPUT);\nwith --resume, the answer to the oldest pending <ask>" },
+  { name = "on-ask", key = "on_ask", arg = "MODE", one_of = { "reject", "pause", "prompt" },
+    help = "what an <ask> does: reject (the default) refuses a\nworkflow that can ask; pause saves the run and exits\nwith status 2 once no agent is at work, to be answered\nwith --resume ID --input TEXT; prompt asks on the\nterminal (pause when stdin is not one)" },
   { name = "workflow-id", key = "workflow_id", arg = "ID",
     help = "name the new run (letters, digits, _ and -)" },
   { name = "name", key = "name", arg = "NAME", text = 200,
@@ -326,9 +328,6 @@ local function parse_old(args, opts)
   end
   if opts.html or opts.output then
     return fail("--html and --output go with raymond diagram", "raymond diagram PATH --html --output FILE")
-  end
-  if opts.command == "resume" and opts.input then
-    return fail("--input cannot go with --resume: a resumed state keeps its own input")
   end
   if opts.command == "resume" and opts.name then
     return fail("--name cannot go with --resume: a resumed run keeps the name it was started with")

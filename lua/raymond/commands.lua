@@ -27,6 +27,7 @@ local M = {}
 M.list = {
   { name = "run", summary = "run a workflow (raymond WORKFLOW does the same)" },
   { name = "resume", summary = "continue a run that failed, stopped or was killed" },
+  { name = "answer", summary = "answer a pending <ask> of a run, and continue it" },
   { name = "list", summary = "list runs with their status" },
   { name = "status", summary = "show a run's agents, stacks and hooks" },
   { name = "watch", summary = "follow a run another raymond drives until it ends" },

@@ -69,6 +69,8 @@ M.KEYS = {
     doc = "let Claude run any tool without asking (else it may only edit files)" },
   { key = "name", option = "name", example = "nightly review",
     doc = "a name for new runs: shown by list and status, and in the terminal's title" },
+  { key = "on_ask", option = "on-ask", default = "reject",
+    doc = "what an <ask> does: reject (refuse the workflow), pause (save, exit 2), prompt" },
   { key = "no_wait", option = "no-wait", default = false,
     doc = "stop at a usage limit instead of waiting for its reset" },
   { key = "no_debug", option = "no-debug", default = false,

@@ -13,7 +13,8 @@
 --            names, labelled with its path as written), "start" or
 --            "end"; state is the file name
 --   g.edges  list of { from = id, to = id, text =, style = }, style one of
---            "solid" (the agent goes on), "worker" (a <fork> starts a
+--            "solid" (the agent goes on, an <ask>'s answer or timeout
+--            too), "worker" (a <fork> starts a
 --            new agent there) or "hook" (a route a hook takes: an
 --            evaluate: answer, on_max_visits)
 --
@@ -58,7 +59,8 @@ local function edge_text(e)
   return e.tag
 end
 
--- The state an edge's `key` ("target", "ret" or "next") names: the file
+-- The state an edge's `key` ("target", "ret", "next" or "timeout_next")
+-- names: the file
 -- it resolved to, else the name as written (a misspelt state, or one
 -- computed at run time), drawn as a missing state.
 local function name_of(e, key)
@@ -121,6 +123,9 @@ local function moves_of(wf)
         local callee, ret = name_of(e, "target"), name_of(e, "ret")
         if callee and ret then calls[#calls + 1] = { caller = st.name, callee = callee, ret = ret } end
         move(st.name, ret)
+      elseif e.tag == "ask" then
+        move(st.name, name_of(e, "next"))
+        move(st.name, name_of(e, "timeout_next"))
       else
         move(st.name, name_of(e, "target"))
       end
@@ -163,7 +168,7 @@ function M.graph(wf)
   local missing = {}
   for _, st in ipairs(wf.states) do
     for _, e in ipairs(st.edges) do
-      for _, key in ipairs({ "target", "ret", "next" }) do
+      for _, key in ipairs({ "target", "ret", "next", "timeout_next" }) do
         local t = name_of(e, key)
         if t and not wf.by_name[t] and not (key == "target" and other(e)) then missing[t] = true end
       end
@@ -215,6 +220,11 @@ function M.graph(wf)
       elseif e.tag == "fork" then
         if target then add_edge(from, ids[target], edge_text(e), e.via == "hook" and "hook" or "worker") end
         if next then add_edge(from, ids[next], "next", style) end
+      elseif e.tag == "ask" then
+        -- The answer's way, and the way taken when nobody answers in time.
+        if next then add_edge(from, ids[next], "ask", style) end
+        local late = name_of(e, "timeout_next")
+        if late then add_edge(from, ids[late], "ask: timeout", style) end
       elseif e.tag == "result" then
         -- A state no call reaches ends its agent, even when the entry
         -- does not reach it either: nothing else can happen to it.

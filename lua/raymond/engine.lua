@@ -17,6 +17,7 @@
 -- final; the others can be continued with --resume.
 
 local raymond = require("raymond")
+local ask = require("raymond.ask")
 local console = require("raymond.console")
 local hookapi = require("raymond.hookapi")
 local hooks = require("raymond.hooks")
@@ -35,7 +36,7 @@ local M = {}
 -- Options a run keeps in its state file; given again on --resume they win.
 M.LAUNCH_OPTIONS = { "timeout", "max_parallel", "budget", "model", "effort", "claude",
                      "skip_permissions", "no_wait", "hooks", "no_default_hooks", "allow_cd",
-                     "max_agents", "max_repeats" }
+                     "max_agents", "max_repeats", "on_ask" }
 
 -- The default cap on live agents (--max-agents): far above any fan-out
 -- the benchmarks and examples make (1001 agents), far below the tens of
@@ -49,6 +50,14 @@ M.DEFAULTS = { timeout = 600, max_parallel = 32, budget = 10 }
 -- ------------------------------------------------------------------ agents
 
 local agent_loop
+
+-- Enforce the deadlines of pending asks while other agents run, and
+-- with --on-ask prompt ask them on the terminal (raymond.ask).
+local function watch_asks(run)
+  local function restart(a) raymond.go(agent_loop, run, a) end
+  if run.rec.launch.on_ask == "prompt" then ask.prompt(run, restart) end
+  ask.watch(run, restart)
+end
 
 local function start_workers(run, parent, workers)
   for _, w in ipairs(workers) do
@@ -89,6 +98,11 @@ local function take_transition(run, agent, tr)
     return false
   end
   if v.kind == "transition" then tr = v.transition end
+  if tr.tag == "ask" and (run.rec.launch.on_ask or "reject") == "reject" then
+    run:fail(agent, "<ask> in a run that takes no questions (--on-ask reject, the default)", nil,
+      "continue with: raymond --resume " .. run.rec.id .. " --on-ask pause")
+    return false
+  end
   local cap = run.rec.launch.max_agents or M.MAX_AGENTS
   if tr.forks and cap > 0 and #run.rec.agents + #tr.forks > cap then
     run:fail(agent, string.format("<fork> would make %d live agents, more than the cap of %d (--max-agents)",
@@ -107,6 +121,12 @@ local function take_transition(run, agent, tr)
   run:log_transition(agent, from, describe(run, out, tr))
   if out.workers then start_workers(run, agent, out.workers) end
   if not run:emit("PostTransition", agent, { transition = tr, from = from }) then return false end
+  if out.asked then
+    -- The agent waits for its answer with its loop ended (raymond.ask).
+    ask.announce(run, agent)
+    watch_asks(run)
+    return false
+  end
   if out.ended then
     remove_agent(run, agent)
     if agent.id == "main" then run.rec.result = out.payload end
@@ -225,7 +245,11 @@ end
 local function start_agents(run, event_name)
   if not run:decide(event_name, nil, {}) then return end
   raymond.mark_dirty()
-  for _, a in ipairs(run.rec.agents) do raymond.go(agent_loop, run, a) end
+  local asking = false
+  for _, a in ipairs(run.rec.agents) do
+    if a.status == "asking" then asking = true else raymond.go(agent_loop, run, a) end
+  end
+  if asking then watch_asks(run) end
   console.open_view(run)
 end
 
@@ -350,6 +374,10 @@ function M.resume(opts)
   if rec.status == "completed" then
     return nil, { msg = "run " .. id .. " already completed", hint = "start a new run instead" }
   end
+  -- An answer is applied to the record before anything runs, so the
+  -- first save holds it (raymond.ask).
+  local settled, aerr = ask.settle(rec, opts, raymond.now())
+  if not settled then return nil, aerr end
   -- A raymond killed with the run's children running left them running.
   local stopped, serr0 = leftovers.stop(workspace.children_dir(ws, id), id)
   if not stopped then return nil, serr0 end

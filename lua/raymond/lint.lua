@@ -22,6 +22,7 @@
 -- computed decision) a check says nothing rather than guess.
 
 local raymond = require("raymond")
+local ask = require("raymond.ask")
 local events = require("raymond.events")
 local hooks = require("raymond.hooks")
 local policy = require("raymond.policy")
@@ -105,6 +106,7 @@ local function graph(wf)
       if e.target then succ[e.target] = true end
       if e.ret then succ[e.ret] = true; own[e.ret] = true end
       if e.next then succ[e.next] = true; own[e.next] = true end
+      if e.timeout_next then succ[e.timeout_next] = true; own[e.timeout_next] = true end
       if e.target and (e.tag == "goto" or e.tag == "reset") then own[e.target] = true end
     end
     -- Where the text cannot say (a computed target, a script that prints
@@ -500,6 +502,10 @@ M.checks = {
             add(file_of(wf, st), e.line, string.format("<%s next=\"%s\">: %s", e.tag, e.raw_next,
               short(wf, e.next_error)))
           end
+          if e.timeout_next_error and not ambiguous(e.timeout_next_error) then
+            add(file_of(wf, st), e.line, string.format("<%s timeout_next=\"%s\">: %s", e.tag,
+              e.raw_timeout_next, short(wf, e.timeout_next_error)))
+          end
         end
       end
     end,
@@ -511,7 +517,7 @@ M.checks = {
     check = function(wf, add)
       for _, st in ipairs(wf.states) do
         for _, t in ipairs(st.tags) do
-          if tags.by_name[t.name].requires and t.attrs["return"] == nil then
+          if (tags.by_name[t.name].requires or {})["return"] and t.attrs["return"] == nil then
             add(file_of(wf, st), t.line, string.format("<%s>%s</%s> needs return=\"STATE\" (where its "
               .. "<result> goes)", t.name, trim(t.body), t.name))
           end
@@ -554,13 +560,47 @@ M.checks = {
     end,
   },
   {
+    id = "missing-ask-next", severity = "error",
+    what = "an <ask> (a tag, or an allowed_transitions entry) has no next=, so its answer has nowhere to go",
+    fix = "give the <ask> next=\"STATE\", the state that reads the answer",
+    check = function(wf, add)
+      for _, st in ipairs(wf.states) do
+        for _, e in ipairs(st.edges) do
+          if e.tag == "ask" and e.raw_next == nil and not e.dynamic then
+            add(file_of(wf, st), e.line, (e.from == "allowed_transitions" and "allowed_transitions: " or "")
+              .. "<ask> without next=\"STATE\": the answer has nowhere to go")
+          end
+        end
+      end
+    end,
+  },
+  {
+    id = "invalid-ask-timeout", severity = "error",
+    what = "an <ask>'s timeout= is not a duration (30s, 15m, 48h, 2d), or it has timeout_next= without timeout=",
+    fix = "write timeout=\"48h\" (a whole number and s, m, h or d) beside timeout_next",
+    check = function(wf, add)
+      for _, st in ipairs(wf.states) do
+        each_tag_attrs(st, function(name, attrs, line)
+          if name ~= "ask" then return end
+          local why
+          if attrs.timeout ~= nil and not tostring(attrs.timeout):find("[$`{]") then
+            why = select(2, ask.duration(attrs.timeout))
+          end
+          why = why or ask.check({ timeout = attrs.timeout, timeout_next = attrs.timeout_next })
+          if why then add(file_of(wf, st), line, "<ask timeout=\"" .. tostring(attrs.timeout or "") .. "\">: " .. why) end
+        end)
+      end
+    end,
+  },
+  {
     id = "ambiguous-state-resolution", severity = "error",
     what = "a name without extension matches both NAME.md and NAME.sh",
     fix = "write the extension (NAME.md or NAME.sh), or remove one of the files",
     check = function(wf, add)
       for _, st in ipairs(wf.states) do
         for _, e in ipairs(st.edges) do
-          for _, msg in ipairs({ e.error or false, e.ret_error or false, e.next_error or false }) do
+          for _, msg in ipairs({ e.error or false, e.ret_error or false, e.next_error or false,
+                                 e.timeout_next_error or false }) do
             if ambiguous(msg) then add(file_of(wf, st), e.line, short(wf, msg)) end
           end
         end

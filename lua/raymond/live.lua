@@ -144,7 +144,8 @@ function View:lines(now, cols, rows)
     local s = self.agents[a.id]
     local cost = s.turn and ("turn " .. usd(s.turn.seen)) or (s.last and ("last turn " .. usd(s.last)) or "")
     local id = raymond.printable(a.id)
-    local text = M.cut(string.format("%s  %s  %s%s", id, raymond.printable(a.state), clock(now - s.since),
+    local at = raymond.printable(a.state) .. (a.status == "asking" and " (asking)" or "")
+    local text = M.cut(string.format("%s  %s  %s%s", id, at, clock(now - s.since),
       cost ~= "" and ("  " .. cost) or ""), cols - 1)
     out[#out + 1] = bold .. text:sub(1, #id) .. plain .. text:sub(#id + 1)
   end

@@ -35,6 +35,8 @@ local transition = require("raymond.transition")
 
 local M = {}
 
+local TAGS = tags.by_name
+
 M.fields = {
   allowed_transitions = "list", model = "string", effort = "string",
   timeout = "number", force_implicit = "boolean",
@@ -344,7 +346,8 @@ M.FORCE_IMPLICIT_NEEDS = "force_implicit needs exactly one allowed transition, a
 -- one the reply would have to say what to return.
 function M.implicit_entry(pol)
   local e = #pol.allowed == 1 and pol.allowed[1]
-  if e and (e.tag ~= "result" or e.payload ~= nil) then return e end
+  -- An <ask> is never implicit: its question is the reply's to write.
+  if e and e.tag ~= "ask" and (e.tag ~= "result" or e.payload ~= nil) then return e end
   return nil
 end
 
@@ -361,9 +364,13 @@ local function entry_allows(e, t, dir)
   if t.name == "result" then
     return e.payload == nil or e.payload == trim(t.body)
   end
-  -- A workflow path is compared as written: it names no state here.
-  local target = tags.by_name[t.name].body == "workflow" and trim(t.body) or resolve.target(dir, trim(t.body))
-  if not target or not names_match(e.target, target) then return false end
+  -- A workflow path is compared as written: it names no state here.  An
+  -- <ask>'s body is its question, which names nothing.
+  local body = TAGS[t.name].body
+  if body ~= "payload" then
+    local target = body == "workflow" and trim(t.body) or resolve.target(dir, trim(t.body))
+    if not target or not names_match(e.target, target) then return false end
+  end
   for _, key in ipairs(TARGET_ATTRS) do
     if e[key] then
       local v = t.attrs[key] and resolve.target(dir, trim(t.attrs[key]))
@@ -382,7 +389,7 @@ function M.check(pol, tags, dir)
     end
     if not ok then
       return string.format("<%s>%s</%s> is not one of the allowed transitions", t.name,
-        t.name == "result" and "..." or trim(t.body), t.name)
+        TAGS[t.name].body == "payload" and "..." or trim(t.body), t.name)
     end
   end
   return nil
@@ -428,6 +435,7 @@ local function show_entry(e)
   end
   local open = e.tag .. (#attrs > 0 and (" " .. table.concat(attrs, " ")) or "")
   local body = e.tag == "result" and (e.payload or "...") or (e.target or "TARGET")
+  if e.tag == "ask" then body = "[the question for a person]" end
   return string.format("<%s>%s</%s>", open, body, e.tag)
 end
 

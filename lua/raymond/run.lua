@@ -47,6 +47,7 @@
 -- turn that no longer has anything running.
 
 local raymond = require("raymond")
+local ask = require("raymond.ask")
 local bridge = require("raymond.bridge")
 local console = require("raymond.console")
 local events = require("raymond.events")
@@ -59,8 +60,8 @@ local M = {}
 
 -- The exit status of a run that ended resumably without an error: a
 -- hook's stop (the budget, max_visits, loop detection) or a usage limit
--- with --no-wait.  1 is an error, 130 an interrupt; 2 is kept for a run
--- paused on a question.
+-- with --no-wait.  1 is an error, 130 an interrupt; 2 a run paused on a
+-- question (raymond.ask).
 M.EXIT_STOPPED = 3
 
 local Run = {}
@@ -222,7 +223,7 @@ function Run:hook_transition(d, agent)
   for k, v in pairs(t) do
     if k ~= "tag" and k ~= "target" and k ~= "payload" then attrs[k] = tostring(v) end
   end
-  local body = t.tag == "result" and (t.payload or "") or (t.target or "")
+  local body = (t.tag == "result" or t.tag == "ask") and (t.payload or "") or (t.target or "")
   local tr, err = transition.decide({ { name = t.tag, body = tostring(body), attrs = attrs } },
     self:scope_of(agent) or self.scope)
   if not tr then
@@ -513,6 +514,9 @@ function Run:finish(crashed, signo)
     rec.error = rec.error or "internal error"
   elseif signo ~= 0 and rec.status == "running" then
     rec.status = "interrupted"
+  elseif rec.status == "running" and not self.failed and ask.pending(rec)[1] then
+    -- Every agent left waits for an answer (--on-ask pause).
+    rec.status = "asking"
   elseif rec.status == "running" and not self.failed then
     -- No agent is running and none ended the run: the engine lost track.
     rec.status = "failed"
@@ -536,6 +540,12 @@ function Run:finish(crashed, signo)
     raymond.stderr(string.format("raymond: run %s stopped; continue with: raymond --resume %s%s\n",
       rec.id, rec.id, self.resume_args and (" " .. self.resume_args) or ""))
     return M.EXIT_STOPPED
+  end
+  if rec.status == "asking" then
+    console.say(string.format("raymond: run %s waits for %d answer(s); answer with: raymond --resume %s "
+      .. "--input TEXT\n", rec.id, #ask.pending(rec), rec.id))
+    raymond.stdout(ask.report(rec))
+    return ask.EXIT_ASKING
   end
   if rec.status == "interrupted" then
     console.say(string.format("raymond: run %s interrupted; continue with: raymond --resume %s\n",

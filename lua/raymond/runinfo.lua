@@ -141,6 +141,7 @@ end
 function M.exit_status(status)
   if status == "completed" then return 0 end
   if status == "stopped" then return require("raymond.run").EXIT_STOPPED end
+  if status == "asking" then return require("raymond.ask").EXIT_ASKING end
   if status == "interrupted" then return 130 end
   return 1
 end

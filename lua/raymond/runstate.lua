@@ -163,6 +163,25 @@ local function place(t, where)
   end
 end
 
+-- The pending question of an asking agent (raymond.ask).
+local function check_ask(a, w)
+  local q = expect(a.ask, "table", w .. ".ask")
+  expect(q.id, "string", w .. ".ask.id")
+  if q.id ~= string.format("ask_%s_", a.id) .. (q.id:match("(%d+)$") or "x") then
+    error(string.format("%s.ask.id '%s' is not an ask id of agent %s (ask_%s_<ns>)", w, q.id, a.id, a.id), 0)
+  end
+  expect(q.prompt, "string", w .. ".ask.prompt")
+  state_name(q.next, w .. ".ask.next")
+  if q.timeout_next ~= nil then state_name(q.timeout_next, w .. ".ask.timeout_next") end
+  if q.timeout ~= nil then
+    local _, why = require("raymond.ask").duration(expect(q.timeout, "string", w .. ".ask.timeout"))
+    if why then error(w .. ".ask.timeout " .. why, 0) end
+    expect(q.deadline, "number", w .. ".ask.deadline")
+  end
+  opt(q.deadline, "number", w .. ".ask.deadline")
+  expect(q.asked_at, "number", w .. ".ask.asked_at")
+end
+
 -- `ids` maps the ids of the agents checked so far to their index.
 local function check_agent(a, i, ids)
   local w = "agents[" .. i .. "]"
@@ -197,6 +216,13 @@ local function check_agent(a, i, ids)
     expect(v, "string", w .. ".vars." .. k)
   end
   a.data = opt(a.data, "table", w .. ".data") or {}
+  opt(a.status, "string", w .. ".status")
+  opt(a.ask_id, "string", w .. ".ask_id")
+  if a.status == "asking" then
+    check_ask(a, w)
+  elseif a.ask ~= nil then
+    error(string.format("%s.ask is set, but the agent's status is not asking", w), 0)
+  end
 end
 
 -- Decode and validate; returns the record or nil and a message.
@@ -225,6 +251,9 @@ function M.decode(text, path)
     run.fork_counters = opt(run.fork_counters, "table", "fork_counters") or {}
     for k, v in pairs(run.fork_counters) do run.fork_counters[k] = int(v, "fork_counters." .. k) end
     run.data = opt(run.data, "table", "data") or {}
+    for i, r in ipairs(run.resolved_inputs and list(run.resolved_inputs, "resolved_inputs") or {}) do
+      expect(r, "table", "resolved_inputs[" .. i .. "]")
+    end
     for k, t in pairs(opt(run.open_turns, "table", "open_turns") or {}) do
       expect(t, "table", "open_turns." .. tostring(k))
       expect(t.usd, "number", "open_turns." .. tostring(k) .. ".usd")
@@ -239,6 +268,10 @@ function M.decode(text, path)
     -- list, status and watch show.
     for _, k in ipairs({ "timeout", "budget" }) do opt(run.launch[k], "number", "launch." .. k) end
     for _, k in ipairs({ "model", "effort", "claude", "cwd" }) do opt(run.launch[k], "string", "launch." .. k) end
+    if opt(run.launch.on_ask, "string", "launch.on_ask") and run.launch.on_ask ~= "reject"
+        and run.launch.on_ask ~= "pause" and run.launch.on_ask ~= "prompt" then
+      error("launch.on_ask '" .. run.launch.on_ask .. "' is not reject, pause or prompt", 0)
+    end
     if opt(run.launch.name, "string", "launch.name") then
       local ok, why = require("raymond.text").printable_text(run.launch.name, 200)
       if not ok then error("launch.name " .. why, 0) end

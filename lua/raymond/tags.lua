@@ -14,11 +14,14 @@
 --   body      "target" (a state name), "payload" (free text) or
 --             "workflow" (a path to another workflow, raymond.xworkflow)
 --   attrs     attribute = kind: "target" (a state name, resolved like the
---             body), "dir" (a directory for the agent) or "text"
+--             body), "dir" (a directory for the agent), "text" or
+--             "duration" (30s, 15m, 48h, 2d: raymond.ask.duration)
 --   free      other attributes are allowed and become the new agent's
 --             variables (fork), if their names pass var_error
 --   requires  attribute = why, for attributes that must be given
 --   forbid    attribute = why, for attributes that must not be given
+--   check(tr) optional: nil when the decided transition's attributes go
+--             together, else why not
 --   session   what the next state's conversation is: "same", "fresh",
 --             "branch" (a copy of the caller's), "caller" (back to it)
 --   stack     "push" (a frame the <result> returns to) or "pop"
@@ -33,10 +36,11 @@
 -- A decided transition (what raymond.transition.decide returns and hooks
 -- see in PreTransition) is a table:
 --   { tag = NAME, target = "B.sh", ret = "R.sh", input = "text",
---     cd = "dir", payload = "text",
+--     cd = "dir", payload = "text", timeout = "48h", timeout_next = "L.sh",
 --     forks = { {target=, input=, cd=, vars={}} ... }, next = "N.sh" }
 
 local raymond = require("raymond")
+local ask = require("raymond.ask")
 
 local M = {}
 
@@ -273,6 +277,21 @@ M.list = {
       require("raymond.xworkflow").enter(agent, tr)
       agent.cwd = cwds[1] or agent.cwd
       agent.session, agent.input, agent.stack, agent.depth = nil, tr.input, {}, nil
+    end,
+  },
+  {
+    name = "ask",
+    usage = '<ask next="NEXT" timeout="48h">Q?</ask>',
+    summary = "wait for a person's answer",
+    body = "payload",
+    attrs = { next = "target", timeout = "duration", timeout_next = "target" },
+    requires = { next = "where the answer goes" },
+    session = "same",
+    check = ask.check,
+    -- The agent waits, session and stack kept; raymond.ask answers it.
+    apply = function(_, agent, tr)
+      ask.open(agent, tr, raymond.now())
+      return { asked = true }
     end,
   },
 }

@@ -8,6 +8,7 @@
 -- Neither function does I/O beyond checking that files exist.
 
 local raymond = require("raymond")
+local ask = require("raymond.ask")
 local resolve = require("raymond.resolve")
 local scope_of = require("raymond.scope")
 local tags = require("raymond.tags")
@@ -71,8 +72,34 @@ local function resolve_body(scope, t)
   return name
 end
 
--- One tag with a state as its body: the target and every declared
--- attribute, state names resolved.
+-- Every declared attribute of tag `t` into `tr`, state names resolved
+-- and durations checked; `tr`, or nil and a message.
+local function attributes(e, t, scope, tr)
+  for attr, why in pairs(e.requires or {}) do
+    if not t.attrs[attr] then
+      return nil, string.format("<%s> needs %s=\"STATE\" (%s)", t.name, attr, why)
+    end
+  end
+  for attr, kind in pairs(e.attrs) do
+    local v, err = t.attrs[attr], nil
+    if kind == "target" and v ~= nil then
+      v, err = resolve_attr(scope, t, attr)
+      if not v then return nil, err end
+    elseif kind == "duration" and v ~= nil then
+      local _, why = ask.duration(v)
+      if why then return nil, string.format("<%s %s=\"%s\">: %s", t.name, attr, v, why) end
+    end
+    tr[FIELD[attr] or attr] = v
+  end
+  if e.check then
+    local why = e.check(tr)
+    if why then return nil, string.format("<%s>: %s", t.name, why) end
+  end
+  return tr
+end
+
+-- One tag with a state (or another workflow) as its body: the target
+-- and every declared attribute.
 local function decide_one(e, t, scope)
   local target, err, where = resolve_body(scope, t)
   if not target then return nil, err end
@@ -80,20 +107,7 @@ local function decide_one(e, t, scope)
   if where then
     tr.workflow, tr.sha256, tr.spec, tr.real = where.workflow, where.sha256, where.spec, where.real
   end
-  for attr, why in pairs(e.requires or {}) do
-    if not t.attrs[attr] then
-      return nil, string.format("<%s> needs %s=\"STATE\" (%s)", t.name, attr, why)
-    end
-  end
-  for attr, kind in pairs(e.attrs) do
-    local v = t.attrs[attr]
-    if kind == "target" and v ~= nil then
-      v, err = resolve_attr(scope, t, attr)
-      if not v then return nil, err end
-    end
-    tr[FIELD[attr] or attr] = v
-  end
-  return tr
+  return attributes(e, t, scope, tr)
 end
 
 -- The worker a <fork> asks for; its undeclared attributes are the
@@ -195,7 +209,7 @@ function M.decide(list, scope)
   local ok, err = check_attrs(e, t)
   if not ok then return nil, err end
   if FORKS[t.name] then return decide_forks(list, scope) end
-  if e.body == "payload" then return { tag = t.name, payload = t.body } end
+  if e.body == "payload" then return attributes(e, t, scope, { tag = t.name, payload = t.body }) end
   return decide_one(e, t, scope)
 end
 
@@ -252,12 +266,14 @@ function M.apply(run, agent, tr, roots)
   end
   agent.input = nil
   agent.branch = nil
+  agent.ask_id = nil
   return e.apply(run, agent, tr, cwds) or {}
 end
 
 -- A one-line description, for the console and the transitions log.
 function M.describe(tr)
   if tr.tag == "result" then return "result" end
+  if tr.tag == "ask" then return "ask; the answer goes to " .. tr.next end
   if tr.forks then
     local t = {}
     for i, f in ipairs(tr.forks) do t[i] = f.spec and (f.spec .. " (" .. f.target .. ")") or f.target end

@@ -105,8 +105,8 @@ test_expect_success 'a fork beside a call fails' '
 '
 
 test_expect_success 'an unknown tag is named in the error' '
-	fail_with_output "<ask next=\"X\">q</ask>" &&
-	expect_error START.sh main "unknown tag <ask>"
+	fail_with_output "<await next=\"X\">q</await>" &&
+	expect_error START.sh main "unknown tag <await>"
 '
 
 test_expect_success 'a missing target is named in the error' '

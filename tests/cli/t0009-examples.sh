@@ -25,6 +25,20 @@ test_expect_success 'workflows/report calls workflows/wordcount and reports its 
 	raymond "$TESTS_TOP/workflows/wordcount" --input "a bb" --quiet >out &&
 	test "$(cat out)" = "2 words, longest: bb"
 '
+test_expect_success 'workflows/approval pauses for a person, is refused without --on-ask pause, and goes on with the answer' '
+	expect_status 1 raymond "$TESTS_TOP/workflows/approval" --input "bump the version" 2>err &&
+	grep -q "declares <ask> transitions in state(s): .*1_START.sh:9" err &&
+	grep -q "hint: use --on-ask=pause" err &&
+	expect_status 2 raymond "$TESTS_TOP/workflows/approval" --input "bump the version" --on-ask pause >json 2>err &&
+	grep -q "\"status\": \"asking\"" json &&
+	grep -q "Approve the change .*bump the version" json &&
+	id=$(sed -n "s/.*\"run_id\": \"\(.*\)\".*/\1/p" json) &&
+	test ! -e approval-out/applied &&
+	raymond --resume "$id" --input "yes, looks right" --quiet >out &&
+	test "$(cat out)" = "approved and applied: bump the version" &&
+	test -e approval-out/applied &&
+	grep -qx "review: yes, looks right" approval-out/change.txt
+'
 
 # Copy example NAME to ./NAME and append a MOCK line to each listed prompt,
 # so the fake claude plays the model: script STATE "MOCK: ..." ...

@@ -88,22 +88,23 @@ test_expect_success 'help: every command, option group, option and tag; on stdou
 	raymond --help >h2 && cmp help h2 &&
 	raymond -h >h3 && cmp help h3 &&
 	raymond wf --quiet --help >h4 && cmp help h4 &&
-	for c in run resume list status config init-config help version hook-bridge; do
+	for c in run resume answer list status config init-config help version hook-bridge; do
 		grep -q "^  $c" help || { echo "no command $c"; return 1; }
 	done &&
 	for o in input workflow-id timeout max-parallel budget model effort claude \
-	    dangerously-skip-permissions no-wait hooks no-default-hooks quiet no-debug json no-config user; do
+	    dangerously-skip-permissions no-wait hooks no-default-hooks quiet no-debug json no-config user on-ask; do
 		grep -q "^  --$o" help || { echo "no option --$o"; return 1; }
 	done &&
 	for g in "run options:" "markdown states (the Claude Code CLI):" "hooks (Lua" "output:" "status options:"; do
 		grep -q "^$g" help || { echo "no group $g"; return 1; }
 	done &&
-	for t in "<goto>NEXT</goto>" "<reset cd=" "<call return=" "<function return=" "<fork next=" "<result>TEXT</result>"; do
+	for t in "<goto>NEXT</goto>" "<reset cd=" "<call return=" "<function return=" "<fork next=" "<result>TEXT</result>" "<ask next=\"NEXT\""; do
 		grep -qF "  $t" help || { echo "no tag $t"; return 1; }
 	done &&
 	grep -qF "<print>TEXT</print> shows TEXT" help &&
 	grep -q "RAYMOND_WORKFLOW_ID" help &&
-	grep -q "^exit status: 0 completed, 1 error, 3 stopped (budget, hook, max_visits, loop;" help &&
+	grep -q "^exit status: 0 completed, 1 error, 2 waiting for answers (--on-ask pause)," help &&
+	grep -q "^3 stopped (budget, hook, max_visits, loop; resumable), 130 interrupted" help &&
 	grep -q "raymond workflows/hello --input world" help &&
 	grep -q "raymond run NAME" help &&
 	grep -q -- "--resume ID, --list, --status ID" help &&
@@ -121,7 +122,8 @@ test_expect_success 'help CMD and CMD --help show that command alone' '
 	raymond help resume >resume &&
 	grep -q "^usage: raymond resume ID" resume &&
 	grep -q "^  --timeout SECONDS" resume &&
-	! grep -q -- "--input" resume && ! grep -q -- "--workflow-id" resume &&
+	grep -q "^  --input TEXT" resume && ! grep -q -- "--workflow-id" resume &&
+	raymond help answer | grep -q "^usage: raymond answer ID ASK_ID TEXT \[options\]$" &&
 	raymond help status >status &&
 	grep -q "^usage: raymond status ID \[--json\]" status &&
 	grep -q "^  --json" status &&
@@ -131,7 +133,7 @@ test_expect_success 'help CMD and CMD --help show that command alone' '
 	raymond help version | grep -q "^usage: raymond version$" &&
 	raymond help hook-bridge | grep -q "^usage: raymond hook-bridge \[--warn\] \[--timeout S\]$" &&
 	raymond help hook-bridge | grep -q "^Run by the Claude Code CLI, not by hand" &&
-	err_is 1 "unknown command '\''nope'\''" "commands: run, resume, list, status, watch, prune, lint, diagram, convert, config, init-config, help, version, hook-bridge" -- raymond help nope
+	err_is 1 "unknown command '\''nope'\''" "commands: run, resume, answer, list, status, watch, prune, lint, diagram, convert, config, init-config, help, version, hook-bridge" -- raymond help nope
 '
 
 test_expect_success 'each command that takes --json says what its --json prints' '
@@ -174,9 +176,9 @@ test_expect_success 'a command name wins over a folder; raymond run NAME runs th
 
 test_expect_success 'a mistyped command gets a hint; other missing workflows do not' '
 	err_is 1 "workflow '\''lsit'\'' does not exist" \
-	    "did you mean raymond list? commands: run, resume, list, status, watch, prune, lint, diagram, convert, config, init-config, help, version, hook-bridge" -- raymond lsit &&
+	    "did you mean raymond list? commands: run, resume, answer, list, status, watch, prune, lint, diagram, convert, config, init-config, help, version, hook-bridge" -- raymond lsit &&
 	err_is 1 "workflow '\''stauts'\'' does not exist" \
-	    "did you mean raymond status? commands: run, resume, list, status, watch, prune, lint, diagram, convert, config, init-config, help, version, hook-bridge" -- raymond stauts &&
+	    "did you mean raymond status? commands: run, resume, answer, list, status, watch, prune, lint, diagram, convert, config, init-config, help, version, hook-bridge" -- raymond stauts &&
 	err_is 1 "workflow '\''nope'\'' does not exist" -- raymond nope &&
 	err_is 1 "workflow '\''lsit'\'' does not exist" -- raymond run lsit &&
 	err_is 1 "workflow '\''x/lsit'\'' does not exist" -- raymond x/lsit
@@ -193,7 +195,9 @@ test_expect_success 'argument errors of each command' '
 	err_is 1 "--timeout needs a number from 0 to 1e+07, got '\''soon'\''" "for example: --timeout 300" -- raymond run wf --timeout soon &&
 	err_is 1 "unknown option '\''--bogus'\''" "$h resume" -- raymond resume r1 --bogus &&
 	err_is 1 "option '\''--timeout'\'' needs a value" "$h resume" -- raymond resume r1 --timeout &&
-	err_is 1 "option '\''--input'\'' does not go with raymond resume" "$h resume" -- raymond resume r1 --input x &&
+	err_is 1 "option '\''--input'\'' does not go with raymond answer" "see: raymond help answer" -- raymond answer r1 a1 x --input y &&
+	err_is 1 "no ask id given" "raymond status ID shows the pending asks with their ids" -- raymond answer r1 &&
+	err_is 1 "no answer given" "raymond answer ID ASK_ID TEXT (quote TEXT that has spaces)" -- raymond answer r1 a1 &&
 	err_is 1 "no run id given" "raymond resume ID; list runs with: raymond list" -- raymond resume &&
 	err_is 1 "unexpected argument '\''r2'\''" "$h resume" -- raymond resume r1 r2 &&
 	err_is 1 "unknown option '\''--bogus'\''" "$h list" -- raymond list --bogus &&
@@ -241,7 +245,6 @@ test_expect_success 'the old form keeps its errors, word for word' '
 	err_is 1 "unexpected argument '\''extra'\''" "give one WORKFLOW; quote --input text that has spaces" -- raymond wf extra &&
 	err_is 1 "a WORKFLOW argument ('\''wf'\'') cannot go with --resume, --list or --status" -- raymond --resume x wf &&
 	err_is 1 "a WORKFLOW argument ('\''wf'\'') cannot go with --resume, --list or --status" -- raymond --list wf &&
-	err_is 1 "--input cannot go with --resume: a resumed state keeps its own input" -- raymond --resume x --input y &&
 	err_is 1 "--json goes with --status" "raymond --status ID --json" -- raymond wf --json &&
 	err_is 1 "--json goes with --status" "raymond --status ID --json" -- raymond --list --json
 '

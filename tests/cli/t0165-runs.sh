@@ -67,7 +67,7 @@ test_expect_success 'list --status keeps the runs of the statuses given; a statu
 	raymond list --status running >out &&
 	test "$(cat out)" = "No runs with that status." &&
 	expect_status 1 raymond list --status done 2>err &&
-	grep -qx "raymond: error: --status must be running, completed, stopped, interrupted, failed or unreadable, not '\''done'\''" err
+	grep -qx "raymond: error: --status must be running, completed, asking, stopped, interrupted, failed or unreadable, not '\''done'\''" err
 '
 
 test_expect_success 'list --json: an array of objects with the same fields, numbers as numbers, newest first' '

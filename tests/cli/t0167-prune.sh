@@ -77,7 +77,7 @@ test_expect_success 'a duration prune cannot read is an error naming it' '
 		grep -qx "hint: a whole number and a unit: s, m, h, d or w" err || return 1
 	done &&
 	expect_status 1 raymond prune --status finished 2>err &&
-	grep -q "^raymond: error: --status must be running, completed, stopped, interrupted, failed or unreadable, not '\''finished'\''" err
+	grep -q "^raymond: error: --status must be running, completed, asking, stopped, interrupted, failed or unreadable, not '\''finished'\''" err
 '
 
 test_expect_success 'prune --status unreadable removes a broken run with all its files, under its lock, and nothing else' '

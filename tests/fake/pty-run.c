@@ -10,11 +10,14 @@
  * newline arrives as CR LF, as on a terminal).  With PTY_RUN_PIDFILE set,
  * the command's pid is written there once it started, so a test can
  * signal it; with PTY_RUN_RUSAGE set, the CPU time it used ("USER SYS",
- * in seconds) is written there when it ended.  The exit status is the
+ * in seconds) is written there when it ended.  With PTY_RUN_INPUT set,
+ * whatever is appended to that file (made by the test, before or after
+ * the start) is typed on the terminal, as a person types it.  The exit status is the
  * command's, or 128 + the signal that ended it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,8 +50,9 @@ main(int argc, char **argv)
 	struct rusage ru;
 	const char *pidfile = getenv("PTY_RUN_PIDFILE");
 	const char *rusage = getenv("PTY_RUN_RUSAGE");
+	const char *input = getenv("PTY_RUN_INPUT");
 	char buf[65536];
-	int master, out, status;
+	int master, out, status, in = -1;
 	pid_t pid;
 
 	if (argc < 5) {
@@ -81,8 +85,19 @@ main(int argc, char **argv)
 		}
 	}
 	for (;;) {
-		ssize_t n = read(master, buf, sizeof buf);
+		struct pollfd p = { master, POLLIN, 0 };
+		ssize_t n;
 
+		if (input && poll(&p, 1, 50) == 0) {
+			/* Nothing to copy out: type what the test appended. */
+			if (in < 0)
+				in = open(input, O_RDONLY | O_CLOEXEC);
+			while (in >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+				if (write_all(master, buf, (size_t)n) < 0)
+					break;
+			continue;
+		}
+		n = read(master, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)

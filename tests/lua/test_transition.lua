@@ -156,8 +156,8 @@ T.test("decide: other mixes of transitions", function()
 end)
 
 T.test("decide: unknown tag", function()
-  local err = decide_err("Which file? <ask>which one?</ask>")
-  T.has(err, "unknown tag <ask>", "message")
+  local err = decide_err("Which file? <await>which one?</await>")
+  T.has(err, "unknown tag <await>", "message")
   -- named even beside a valid transition
   err = decide_err("<goto>B</goto><await>x</await>")
   T.has(err, "unknown tag <await>", "beside goto")
@@ -490,9 +490,9 @@ T.test("apply: every transition clears pending input and branch", function()
 end)
 
 T.test("apply: unknown transition", function()
-  local out, err = transition.apply(new_run(), new_agent(), { tag = "ask", target = "B.sh" })
+  local out, err = transition.apply(new_run(), new_agent(), { tag = "await", target = "B.sh" })
   T.eq(out, nil, "result")
-  T.has(err, "unknown transition 'ask'", "message")
+  T.has(err, "unknown transition 'await'", "message")
 end)
 
 T.test("describe: one line per transition", function()

@@ -164,8 +164,8 @@ State lives in .raymond/ at the project root; a killed run loses nothing:
 raymond resume ID (or raymond --resume ID) runs again the states that were
 running.  raymond help COMMAND tells more about one command.
 
-exit status: 0 completed, 1 error, 3 stopped (budget, hook, max_visits, loop;
-resumable), 130 interrupted
+exit status: 0 completed, 1 error, 2 waiting for answers (--on-ask pause),
+3 stopped (budget, hook, max_visits, loop; resumable), 130 interrupted
 
 example:
   raymond workflows/hello --input world]]

@@ -51,6 +51,7 @@ local function load(opts)
   end
   return analyse.load(opts.workflow, opts.cwd, { hooks = extra, no_default_hooks = opts.no_default_hooks })
 end
+M.load = load
 
 local function rel(cwd)
   return function(path) return console.rel(path, cwd) end
@@ -100,12 +101,14 @@ end
 local ENGINE_REPORTS = { ["no-entry-point"] = true, ["ambiguous-entry-point"] = true }
 
 -- Returns true when the run may start.  A WORKFLOW that cannot be read is
--- left to the engine, which says why.
-function M.check_before_run(opts)
-  local wf = load(opts)
+-- left to the engine, which says why.  `wf`, when given, is the model
+-- M.load made, which the caller closes.
+function M.check_before_run(opts, wf)
+  local own = wf == nil
+  wf = wf or load(opts)
   if not wf then return true end
   local diags = lint.reachable_only(wf, lint.run(wf, "error"))
-  analyse.close(wf)
+  if own then analyse.close(wf) end
   local errors = {}
   for _, d in ipairs(diags) do
     if not ENGINE_REPORTS[d.check] then errors[#errors + 1] = d end

@@ -14,14 +14,14 @@ M.usage = { "raymond list [--json] [--status S]" }
 
 -- The statuses a run can show (raymond.workspace.status, and
 -- raymond.runinfo's "unreadable").
-M.STATUSES = { "running", "completed", "stopped", "interrupted", "failed", "unreadable" }
+M.STATUSES = { "running", "completed", "asking", "stopped", "interrupted", "failed", "unreadable" }
 
 -- --status as list and prune read it: a filter, not the old form's
 -- --status ID.
 M.options = {
   { name = "status", key = "only", arg = "S", one_of = M.STATUSES, many = #M.STATUSES,
     too_many = { "filters", "each status needs to be given once" },
-    help = "only runs with this status (running, completed,\nstopped, interrupted, failed or unreadable); may be\ngiven again" },
+    help = "only runs with this status (running, completed,\nasking, stopped, interrupted, failed or unreadable); may\nbe given again" },
   { name = "json", key = "json", help = "print the runs as a JSON array, for scripts" },
 }
 
@@ -29,12 +29,12 @@ M.flags = { { "list options", "json", "status", "recover" } }
 
 -- The statuses of the runs raymond resume continues: a run saved as
 -- running whose raymond died shows as interrupted.
-M.RECOVERABLE = { "failed", "stopped", "interrupted" }
+M.RECOVERABLE = { "failed", "stopped", "interrupted", "asking" }
 
 M.help = [[
 Lists the runs kept in .raymond/ at the project root, newest first, under
-a header line: the id, the status (running, completed, stopped,
-interrupted, failed), what it cost, how long it ran (to its last change,
+a header line: the id, the status (running, completed, asking: waiting
+for answers, stopped, interrupted, failed), what it cost, how long it ran (to its last change,
 or until now while it runs), the states its live agents are at, and the
 workflow.  A run whose raymond died (kill -9, a crash) shows as
 interrupted.  A state file that cannot be read shows as unreadable, with
@@ -42,7 +42,7 @@ the reason.  With --json it prints the same as an array of objects
 (id, name, status, cost_usd, budget_usd, elapsed_seconds, created_at,
 updated_at, steps, states, workflow, error), numbers as numbers.  With
 --recover (or raymond --recover) it prints only the ids of the runs
-raymond resume would continue (failed, stopped, interrupted), one a
+raymond resume would continue (failed, stopped, interrupted, asking), one a
 line, or "No recoverable workflows found.".]]
 
 -- Whether `info` passes the --status filters `only` (any of them).

@@ -16,7 +16,7 @@ M.args = {
 }
 
 M.flags = {
-  { "resume options", "timeout", "max-parallel", "max-agents", "allow-cd" },
+  { "resume options", "input", "on-ask", "timeout", "max-parallel", "max-agents", "allow-cd" },
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,
@@ -30,7 +30,14 @@ over the ones the run was launched with, and are kept for the next resume;
 the states keep their own input.  Config files do not change a run's
 launch options: only their quiet setting is read again.
 
-exit status: 0 completed (or stopped by a hook), 1 error, 130 interrupted]]
+A run waiting for answers (--on-ask pause) is answered with --input TEXT,
+which answers the oldest pending <ask> (raymond answer ID ASK_ID TEXT
+answers another); the answer is saved before anything runs, and the run
+goes on.  An ask whose timeout has passed takes its timeout_next instead.
+Without --input the asks stay pending while the other agents go on.
+
+exit status: 0 completed, 1 error, 2 waiting for answers, 3 stopped
+resumably, 130 interrupted]]
 
 function M.main(opts)
   -- A run goes on with the options it was launched with (rec.launch), so

@@ -20,7 +20,7 @@ M.args = {
 M.extra_hint = "give one WORKFLOW; quote --input text that has spaces"
 
 M.flags = {
-  { "run options", "input", "workflow-id", "name", "timeout", "max-parallel", "max-agents", "allow-cd", "no-lint" },
+  { "run options", "input", "workflow-id", "name", "timeout", "max-parallel", "max-agents", "allow-cd", "on-ask", "no-lint" },
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,
@@ -38,7 +38,11 @@ values from the config files (raymond help config).  Before it starts, the
 error checks of raymond lint run; a workflow with an error is not started
 (--no-lint starts it anyway).
 
-exit status: 0 completed (or stopped by a hook), 1 error, 130 interrupted]]
+A workflow whose states can <ask> a person is refused unless --on-ask
+pause is given (or on_ask: pause in a config file).
+
+exit status: 0 completed, 1 error, 2 waiting for answers (--on-ask pause),
+3 stopped resumably (a hook, a usage limit with --no-wait), 130 interrupted]]
 
 -- For a bare WORKFLOW that does not exist: the command it may be a typo
 -- of, within two edits and fewer than the command's length.
@@ -54,6 +58,30 @@ local function typo_hint(word)
     table.concat(commands.names(), ", "))
 end
 
+-- False when the workflow can <ask> and the run takes no questions: the
+-- error names where (raymond.ask.refusal).
+local function refuse_asks(opts, wf)
+  local console = require("raymond.console")
+  local err = require("raymond.ask").refusal(wf, opts.workflow, function(p) return console.rel(p, opts.cwd) end)
+  if not err then return true end
+  console.error(err.msg, nil, err.hint)
+  return false
+end
+
+-- The checks before a run, on one static model of the workflow: lint's
+-- errors (unless --no-lint) and, under --on-ask reject, the asks.  A
+-- workflow that cannot be read is left to the engine, which says why.
+local function checks_pass(opts)
+  local reject = (opts.on_ask or "reject") == "reject"
+  if opts.no_lint and not reject then return true end
+  local lint_cmd = require("raymond.commands.lint")
+  local wf = lint_cmd.load(opts)
+  if not wf then return true end
+  local ok = (opts.no_lint or lint_cmd.check_before_run(opts, wf)) and (not reject or refuse_asks(opts, wf))
+  require("raymond.analyse").close(wf)
+  return ok
+end
+
 function M.main(opts)
   local from, cerr = require("raymond.config").settle(opts)
   if not from then
@@ -66,7 +94,7 @@ function M.main(opts)
   if dsp.value and dsp.source ~= "command line" then
     console.progress("raymond: dangerously_skip_permissions is on (%s)", dsp.source)
   end
-  if not opts.no_lint and not require("raymond.commands.lint").check_before_run(opts) then return 1 end
+  if not checks_pass(opts) then return 1 end
   local run, err = require("raymond.engine").start(opts)
   if run then
     -- Kept with the launch options, so list, status and a resume show it;

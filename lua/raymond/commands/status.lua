@@ -82,6 +82,11 @@ function M.main(opts)
     if a.input then line = line .. string.format(" [input: %q]", a.input:sub(1, 60)) end
     line = line .. ", " .. text.usd(a.cost) .. " spent"
     out[#out + 1] = line
+    if a.status == "asking" and type(a.ask) == "table" then
+      out[#out + 1] = string.format("    asking %s%s: %s", a.ask.id, a.ask.deadline
+        and (", times out " .. require("raymond.runstate").iso(a.ask.deadline)
+          .. (a.ask.timeout_next and (" to " .. a.ask.timeout_next) or "")) or "", a.ask.prompt)
+    end
   end
   if run.result then out[#out + 1] = "Result:    " .. run.result end
   -- The result and the error may quote a model: shown, not obeyed.

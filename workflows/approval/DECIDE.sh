@@ -1,0 +1,8 @@
+# The reviewer's answer is the input: yes (or y) approves, anything else
+# rejects, and the answer is kept with the change.
+answer=$RAYMOND_INPUT
+printf 'review: %s\n' "$answer" >>approval-out/change.txt
+case $answer in
+[Yy]|[Yy][Ee][Ss]|[Yy][Ee][Ss][^A-Za-z]*) echo "<goto input=\"$answer\">APPLY.sh</goto>" ;;
+*) echo "<result>rejected: $answer</result>" ;;
+esac
