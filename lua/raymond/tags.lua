@@ -28,8 +28,11 @@
 -- A decided transition (what raymond.transition.decide returns and hooks
 -- see in PreTransition) is a table:
 --   { tag = NAME, target = "B.sh", ret = "R.sh", input = "text",
---     cd = "dir", payload = "text",
---     forks = { {target=, input=, cd=, vars={}} ... }, next = "N.sh" }
+--     cd = "dir", payload = "text", task = "new", worktree = "NAME",
+--     forks = { {target=, input=, cd=, task=, worktree=, vars={}} ... },
+--     next = "N.sh" }
+-- and, once raymond.isolation.plan has run, `wt` (the worktree's plan)
+-- in each unit asking for a worktree.
 
 local raymond = require("raymond")
 
@@ -86,7 +89,8 @@ local function worker_id(run, parent, target)
 end
 
 local function push_frame(agent, tr)
-  table.insert(agent.stack, { state = tr.ret, session = agent.session, cwd = agent.cwd })
+  table.insert(agent.stack, { state = tr.ret, session = agent.session, cwd = agent.cwd,
+                              task_folder = agent.task_folder })
   agent.state, agent.input = tr.target, tr.input
 end
 
@@ -104,14 +108,19 @@ M.list = {
   },
   {
     name = "reset",
-    usage = '<reset cd="DIR" input="X">NEXT</reset>',
+    usage = '<reset cd="DIR" input="X" task="new" worktree="NAME">NEXT</reset>',
     summary = "go on to NEXT with a fresh session",
     body = "target",
-    attrs = { cd = "dir", input = "text" },
+    attrs = { cd = "dir", input = "text", task = "text", worktree = "text" },
     session = "fresh",
     apply = function(_, agent, tr, cwds)
       agent.cwd = cwds[1] or agent.cwd
       agent.state, agent.session, agent.input = tr.target, nil, tr.input
+      -- A fresh task folder (raymond.isolation), made before NEXT runs.
+      if tr.task == "new" then
+        agent.task_count, agent.task_folder = (agent.task_count or 0) + 1, nil
+      end
+      agent.worktree = tr.wt or agent.worktree
     end,
   },
   {
@@ -147,7 +156,7 @@ M.list = {
     usage = '<fork next="NEXT" item="x">WORKER</fork>',
     summary = "start a parallel agent at WORKER",
     body = "target",
-    attrs = { next = "target", cd = "dir", input = "text" },
+    attrs = { next = "target", cd = "dir", input = "text", task = "text", worktree = "text" },
     free = true,
     session = "fresh",
     apply = function(run, agent, tr, cwds)
@@ -156,6 +165,7 @@ M.list = {
         workers[i] = {
           id = worker_id(run, agent, f.target), state = f.target, stack = {},
           cwd = cwds[i], input = f.input, vars = f.vars, data = {},
+          task_folder = f.task == "inherit" and agent.task_folder or nil, worktree = f.wt,
         }
       end
       agent.state, agent.input = tr.next, tr.input
@@ -174,6 +184,7 @@ M.list = {
       local frame = table.remove(agent.stack)
       if not frame then return { ended = true, payload = tr.payload } end
       agent.state, agent.session, agent.cwd = frame.state, frame.session, frame.cwd or agent.cwd
+      agent.task_folder = frame.task_folder or agent.task_folder
       agent.input = tr.payload
     end,
   },

@@ -13,6 +13,7 @@ function M.vars(run, agent)
   for k, x in pairs(agent.vars or {}) do v[k] = x end
   v.workflow_id = run.id
   v.agent_id = agent.id
+  v.task_folder = agent.task_folder
   if agent.input ~= nil then
     v.input = agent.input
     v.result = agent.input

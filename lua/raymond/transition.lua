@@ -8,6 +8,7 @@
 -- Neither function does I/O beyond checking that files exist.
 
 local raymond = require("raymond")
+local isolation = require("raymond.isolation")
 local resolve = require("raymond.resolve")
 local tags = require("raymond.tags")
 local text = require("raymond.text")
@@ -95,7 +96,8 @@ local function fork_entry(e, scope, t)
       vars[k] = v
     end
   end
-  return { target = target, input = t.attrs.input, cd = t.attrs.cd, vars = vars }
+  return { target = target, input = t.attrs.input, cd = t.attrs.cd, task = t.attrs.task,
+           worktree = t.attrs.worktree, vars = vars }
 end
 
 -- Several <fork> tags and at most one <goto>: the parent continues at the
@@ -162,6 +164,8 @@ function M.decide(list, scope)
     if not tags.by_name[t.name] then
       return nil, string.format("unknown tag <%s>; raymond runs %s", t.name, tags.phrase("and"))
     end
+    local bad = isolation.attr_error(t)
+    if bad then return nil, bad end
   end
   if #list > 1 then
     local ok, err = check_count(list)
@@ -208,6 +212,20 @@ local function resolve_cd(base, cd, roots)
   return real
 end
 
+-- The directories the units of `tr` (the transition, or each fork) give
+-- their agents, cd= resolved (see resolve_cd): a list, or nil and a
+-- message.
+function M.cwds(agent, tr, roots)
+  local cwds = {}
+  for i, unit in ipairs(tr.forks or { tr }) do
+    local cwd, err = agent.cwd, nil
+    if unit.cd then cwd, err = resolve_cd(agent.cwd, unit.cd, roots) end
+    if not cwd then return nil, err end
+    cwds[i] = cwd
+  end
+  return cwds
+end
+
 -- Apply `tr` to `agent` in `run` (the run record).  `roots` are the real
 -- directories a cd= may lead into (see resolve_cd).  Returns a summary
 -- for logs: { workers = {agents...} } or { ended = true, payload = } or
@@ -217,13 +235,8 @@ function M.apply(run, agent, tr, roots)
   if not e then return nil, "cannot apply unknown transition '" .. tostring(tr.tag) .. "'" end
   -- Every check that can fail comes before the first change, so a failed
   -- transition leaves the agent as it was and --resume runs it again.
-  local cwds = {}
-  for i, unit in ipairs(tr.forks or { tr }) do
-    local cwd, err = agent.cwd, nil
-    if unit.cd then cwd, err = resolve_cd(agent.cwd, unit.cd, roots) end
-    if not cwd then return nil, err end
-    cwds[i] = cwd
-  end
+  local cwds, err = M.cwds(agent, tr, roots)
+  if not cwds then return nil, err end
   agent.input = nil
   agent.branch = nil
   return e.apply(run, agent, tr, cwds) or {}
