@@ -52,7 +52,7 @@ M.NAME_MAX = 64
 function M.name_error(name)
   if type(name) ~= "string" or #name == 0 or #name > M.NAME_MAX
       or not name:find("^[A-Za-z0-9][A-Za-z0-9_-]*$") then
-    return string.format("worktree=\"%s\" is not a worktree name: use 1 to %d letters, digits, '_' or '-', "
+    return string.format("'%s' is not a worktree name: use 1 to %d letters, digits, '_' or '-', "
       .. "starting with a letter or digit", tostring(name), M.NAME_MAX)
   end
   return nil
@@ -69,7 +69,7 @@ function M.attr_error(t)
   local wt = t.attrs.worktree
   if wt ~= nil and (t.name == "reset" or t.name == "fork") then
     local bad = M.name_error(wt)
-    if bad then return string.format("<%s %s", t.name, bad:sub(1, 1):lower() .. bad:sub(2)) end
+    if bad then return string.format("<%s worktree=\"%s\">: %s", t.name, wt, bad) end
   end
   return nil
 end
@@ -130,7 +130,7 @@ function M.plan(run, agent, tr, cwds)
     local name = unit.worktree
     if name then
       local bad = M.name_error(name)
-      if bad then return nil, bad end
+      if bad then return nil, string.format("<%s worktree=\"%s\">: %s", tr.tag, name, bad) end
       local own = not tr.forks and agent.worktree
       if own and own.name ~= name then
         return nil, string.format("<reset worktree=\"%s\">: agent %s already works in worktree \"%s\", "
