@@ -178,6 +178,7 @@ crash_flow() {
 	grep -qF "\"path\":\"$wt\"" state &&
 	grep -qF "\"branch\":\"raymond/$id/main_w1-w\"" state &&
 	if [ "$1" = before ]; then test ! -e "$wt"; else test -d "$wt"; fi &&
+	raymond status "$id" | grep -F "    in worktree $wt (branch raymond/$id/main_w1-w)" &&
 	touch go &&
 	raymond resume "$id" >out 2>err &&
 	test "$(cat out)" = done &&
