@@ -108,7 +108,7 @@ M.list = {
   },
   {
     name = "reset",
-    usage = '<reset cd="DIR" input="X" task="new" worktree="NAME">NEXT</reset>',
+    usage = '<reset cd="DIR" input="X">NEXT</reset>',
     summary = "go on to NEXT with a fresh session",
     body = "target",
     attrs = { cd = "dir", input = "text", task = "text", worktree = "text" },

@@ -31,11 +31,11 @@ Shows the run ID: its --name, its workflow, status, steps, what it cost
 against its budget, how long it ran, the hook files it loads, and each
 agent with the state it is at, the states its <result> returns to, its
 input, its cost and the git worktree it works in, and the worktrees kept
-when their agents ended because they held uncommitted changes.  With --json it prints the state file and journal as
-one record, exactly as a resume would read it, for scripts (cost is
-"cost", each agent's "cost", the budget "launch.budget", the name
-"launch.name").  A run whose raymond died (kill -9, a crash) shows as
-interrupted, not running.]]
+when their agents ended because they held uncommitted changes.  With
+--json it prints the state file and journal as one record, exactly as a
+resume would read it, for scripts (cost is "cost", each agent's "cost",
+the budget "launch.budget", the name "launch.name").  A run whose
+raymond died (kill -9, a crash) shows as interrupted, not running.]]
 
 -- "$1.2345 of a $10.00 budget", or "of no budget" when it has none.
 local function cost_line(info)
