@@ -21,10 +21,12 @@
 --              must be in a git repository with a commit, else the
 --              transition fails and nothing changes; the transition then
 --              keeps { name, repo, base, from } in the agent (worktree)
---   prepare()  before each state: path and branch are added to the plan
---              and saved before git runs; a worktree found at the path
---              is reused, a branch found is checked out again; then the
---              agent's cwd becomes the worktree
+--   prepare()  before a state, until the agent is in the worktree
+--              (wt.ready): path and branch are added to the plan and
+--              saved before git runs; a worktree found at the path is
+--              reused, a branch found is checked out again; then the
+--              agent's cwd becomes the worktree, and it is ready (after
+--              that the agent may cd= within it, or out of it, as ever)
 --   release()  before the agent's final <result> is applied: a worktree
 --              with no uncommitted change (untracked files count) that no
 --              other agent works in is removed, and so is its branch if
@@ -211,10 +213,10 @@ function M.prepare(run, agent)
     if not ok then return nil, "cannot make the task folder: " .. err end
   end
   local wt = agent.worktree
-  if wt and (agent.cwd ~= wt.path or raymond.stat(wt.path) ~= "dir") then
+  if wt and not wt.ready then
     local ok, err = add_worktree(run, agent, wt)
     if not ok then return nil, string.format("worktree \"%s\": %s", wt.name, err) end
-    agent.cwd = wt.path
+    agent.cwd, wt.ready = wt.path, true
     raymond.mark_dirty()
   end
   return true
@@ -258,11 +260,12 @@ function M.release(run, agent)
   -- Out of the worktree first, saved before git removes it: a resume
   -- after a kill here finds the agent where it came from, and prepare()
   -- puts it back into the worktree (or a new one from its branch).
-  agent.cwd = wt.from
+  local cwd = agent.cwd
+  agent.cwd, wt.ready = wt.from, nil
   raymond.mark_dirty()
   local ok, err = locked(run, function() return git(run, wt.path, { "worktree", "remove", wt.path }) end)
   if not ok then
-    agent.cwd = wt.path
+    agent.cwd, wt.ready = cwd, true
     return keep(run, agent, wt, "git worktree remove failed: " .. tostring(err))
   end
   local line

@@ -159,6 +159,7 @@ local function worktree(wt, where)
   if not wt.base:find("^%x+$") then error(where .. ".base is not a commit id", 0) end
   if wt.path ~= nil then dir(wt.path, where .. ".path") end
   opt(wt.branch, "string", where .. ".branch")
+  opt(wt.ready, "boolean", where .. ".ready")
 end
 
 -- `ids` maps the ids of the agents checked so far to their index.

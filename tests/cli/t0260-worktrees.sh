@@ -63,14 +63,15 @@ test_expect_success 'a fork of two workers in worktrees: the clean one is remove
 	test ! -e clean.txt && test ! -e dirty.txt
 '
 
-test_expect_success 'a worktree left clean without commits goes with its branch; <reset worktree=> moves the agent itself' '
+test_expect_success 'a worktree left clean without commits goes with its branch; <reset worktree=> moves the agent itself, cd= within it' '
 	repo &&
 	state START.sh <<-\EOS &&
 	echo "<reset worktree=\"solo\">WORK.sh</reset>"
 	EOS
 	state WORK.sh <<-\EOS &&
 	pwd -P >"$OUT/work-dir"
-	echo "<goto>END.sh</goto>"
+	mkdir sub
+	echo "<reset cd=\"sub\">END.sh</reset>"
 	EOS
 	state END.sh <<-\EOS &&
 	pwd -P >"$OUT/end-dir"
@@ -81,7 +82,7 @@ test_expect_success 'a worktree left clean without commits goes with its branch;
 	id=$(run_id) &&
 	wt=$(pwd -P)/.raymond/worktrees/$id/main-solo &&
 	test "$(cat work-dir)" = "$wt" &&
-	test "$(cat end-dir)" = "$wt" &&
+	test "$(cat end-dir)" = "$wt/sub" &&
 	test ! -e "$wt" &&
 	test -z "$(worktrees)" &&
 	test -z "$(git branch --list "raymond/*")" &&
@@ -129,6 +130,25 @@ test_expect_success 'a bad worktree name fails the state naming the tag, changin
 	grep -F "raymond: error: wf/START.sh (agent main): <reset worktree=\"../../x\">: '"'"'../../x'"'"' is not a worktree name" err &&
 	test ! -e .raymond/worktrees && test -z "$(worktrees)" &&
 	state_json | grep -q "\"state\":\"START.sh\""
+'
+
+test_expect_success 'an agent has one worktree: the same name goes on in it, another is an error' '
+	repo &&
+	state START.sh <<-\EOS &&
+	echo "<reset worktree=\"a\">AGAIN.sh</reset>"
+	EOS
+	state AGAIN.sh <<-\EOS &&
+	pwd -P >>"$OUT/dirs"
+	if [ -e "$OUT/second" ]; then echo "<reset worktree=\"b\">AGAIN.sh</reset>"; exit 0; fi
+	touch "$OUT/second"
+	echo "<reset worktree=\"a\">AGAIN.sh</reset>"
+	EOS
+	export OUT=$PWD &&
+	expect_status 1 raymond wf >out 2>err &&
+	wt=$(pwd -P)/.raymond/worktrees/$(run_id)/main-a &&
+	printf "%s\n" "$wt" "$wt" >want && diff want dirs &&
+	grep -F "<reset worktree=\"b\">: agent main already works in worktree \"a\", and an agent has one worktree at a time" err &&
+	test "$(worktrees)" = "$wt"
 '
 
 # A git on PATH that holds `git worktree add` until ./go exists: before
