@@ -153,7 +153,8 @@ test_expect_success 'an agent has one worktree: the same name goes on in it, ano
 
 # A git on PATH that holds `git worktree add` until ./go exists: before
 # the real git runs (MODE=before) or after (MODE=after), so raymond can
-# be killed at either moment.
+# be killed at either moment; MODE=remove holds `git worktree remove`
+# before it runs.
 slow_git() {
 	mkdir -p bin &&
 	real=$(command -v git) &&
@@ -165,6 +166,8 @@ slow_git() {
 		"$real" "\$@" || exit
 		if [ "\$MODE" = after ]; then touch "$PWD/adding"; while [ ! -e "$PWD/go" ]; do sleep 0.05; done; fi
 		exit 0 ;;
+	*" worktree remove "*)
+		if [ "\$MODE" = remove ]; then touch "$PWD/adding"; while [ ! -e "$PWD/go" ]; do sleep 0.05; done; fi ;;
 	esac
 	exec "$real" "\$@"
 	EOS
@@ -215,6 +218,40 @@ test_expect_success 'kill -9 while git adds the worktree: the resume adds it fro
 
 test_expect_success 'kill -9 after git added the worktree: the resume reuses it' '
 	crash_flow after
+'
+
+test_expect_success 'kill -9 while git removes the worktree of an ending agent: the resume ends it again, nothing lost' '
+	repo
+	slow_git
+	state START.sh <<-\EOS
+	echo "<fork next=\"DONE.sh\" worktree=\"w\">W.sh</fork>"
+	EOS
+	state W.sh <<-\EOS
+	pwd -P >>"$OUT/w-dirs"
+	echo x >>made.txt && git add made.txt && git commit -qm "made $(wc -l <made.txt)"
+	echo "<result>w</result>"
+	EOS
+	state DONE.sh <<-\EOS
+	echo "<result>done</result>"
+	EOS
+	export OUT=$PWD
+	PATH=$PWD/bin:$PATH MODE=remove "$RAYMOND" wf --quiet >out 2>err &
+	pid=$!
+	wait_for_file adding &&
+	kill -9 "$pid" && wait_for_exit "$pid" &&
+	id=$(run_id) &&
+	wt=$(pwd -P)/.raymond/worktrees/$id/main_w1-w &&
+	# The agent was out of the worktree, on disk, before git touched it.
+	state_json >state &&
+	grep -qF "\"cwd\":\"$(pwd -P)\",\"data\":{},\"id\":\"main_w1\"" state &&
+	touch go &&
+	raymond resume "$id" >out 2>err &&
+	test "$(cat out)" = done &&
+	# W ran again in the same worktree (its transition was not saved), and
+	# both its commits are on the branch; the worktree is gone.
+	printf "%s\n" "$wt" "$wt" >want && diff want w-dirs &&
+	test -z "$(worktrees)" &&
+	test "$(git log --format=%s "raymond/$id/main_w1-w" | head -2 | tr "\n" " ")" = "made 2 made 1 "
 '
 
 test_done
