@@ -160,22 +160,29 @@ end
 
 -- ---------------------------------------------------------------- prepare
 
--- Give the plan `wt` of `agent` its worktree: the one at the path if
--- there is one (a resume), else a new one.  Returns true or nil, message.
-local function add_worktree(run, agent, wt)
-  local parent = M.worktrees_root(run.ws, run.rec.id)
-  local path = parent .. "/" .. safe(agent.id) .. "-" .. wt.name
-  local branch = "raymond/" .. run.rec.id .. "/" .. safe(agent.id) .. "-" .. wt.name
+-- The path and branch of the worktree `wt` of `agent`, set in the plan
+-- if it has none yet.  nil and a message when a state file edited by
+-- hand gives others: git must not be pointed elsewhere.
+local function place(run, agent, wt)
+  local leaf = safe(agent.id) .. "-" .. wt.name
+  local path = M.worktrees_root(run.ws, run.rec.id) .. "/" .. leaf
+  local branch = "raymond/" .. run.rec.id .. "/" .. leaf
   if not wt.path then
     wt.path, wt.branch = path, branch
     -- Saved before git runs (the host saves before any child starts),
     -- so a resume knows which worktree may already exist.
     raymond.mark_dirty()
   elseif wt.path ~= path or wt.branch ~= branch then
-    -- A state file edited by hand must not point git elsewhere.
     return nil, string.format("the state file gives it the path %s and branch %s, not the %s and %s raymond "
       .. "makes", wt.path, tostring(wt.branch), path, branch)
   end
+  return true
+end
+
+-- Give the plan `wt` of `agent` its worktree: the one at the path if
+-- there is one (a resume), else a new one.  Returns true or nil, message.
+local function add_worktree(run, agent, wt)
+  local parent = M.worktrees_root(run.ws, run.rec.id)
   return locked(run, function()
     if raymond.stat(wt.path, true) then
       local top = git(run, wt.path, { "rev-parse", "--show-toplevel" })
@@ -208,14 +215,22 @@ function M.prepare(run, agent)
     agent.task_folder = M.task_path(run.ws, run.rec.id, agent.id, agent.task_count)
     raymond.mark_dirty()
   end
+  local root = M.tasks_root(run.ws, run.rec.id)
+  local tf = agent.task_folder
+  if tf:sub(1, #root + 1) ~= root .. "/" or tf:find("/%.%.?/") or tf:find("/%.%.?$") then
+    return nil, string.format("the state file gives the task folder %s, which is not in %s, where raymond "
+      .. "makes them", agent.task_folder, root)
+  end
   if raymond.stat(agent.task_folder) ~= "dir" then
     local ok, err = raymond.mkdir_p(agent.task_folder)
     if not ok then return nil, "cannot make the task folder: " .. err end
   end
   local wt = agent.worktree
-  if wt and not wt.ready then
-    local ok, err = add_worktree(run, agent, wt)
-    if not ok then return nil, string.format("worktree \"%s\": %s", wt.name, err) end
+  if not wt then return true end
+  local ok, err = place(run, agent, wt)
+  if ok and not wt.ready then ok, err = add_worktree(run, agent, wt) end
+  if not ok then return nil, string.format("worktree \"%s\": %s", wt.name, err) end
+  if not wt.ready then
     agent.cwd, wt.ready = wt.path, true
     raymond.mark_dirty()
   end

@@ -86,6 +86,23 @@ test_expect_success 'bad task= values and task= where it does not belong fail na
 	grep -F "unknown attribute '"'"'task'"'"' on <goto>" err
 '
 
+test_expect_success 'a state file edited to give a task folder elsewhere is refused on resume, naming the agent' '
+	state START.sh <<-\EOS &&
+	test -e "$OUT/ok" || exit 1
+	echo "<result>ok</result>"
+	EOS
+	export OUT=$PWD &&
+	expect_status 1 raymond wf --quiet 2>err &&
+	mkdir elsewhere &&
+	sed -i "s|\"task_folder\":\"[^\"]*\"|\"task_folder\":\"$(pwd -P)/elsewhere\"|" "$(state_file)" &&
+	touch ok &&
+	expect_status 1 raymond resume "$(run_id)" --quiet 2>err &&
+	grep -F "raymond: error: wf/START.sh (agent main): the state file gives the task folder $(pwd -P)/elsewhere, which is not in $(tasks)" err &&
+	sed -i "s|/elsewhere\"|/.raymond/tasks/$(run_id)/main/..\"|" "$(state_file)" &&
+	expect_status 1 raymond resume "$(run_id)" --quiet 2>err &&
+	grep -F "the state file gives the task folder $(tasks)/main/.., which is not in" err
+'
+
 test_expect_success 'raymond prune removes a run'"'"'s task folders with its other files' '
 	state START.sh <<-\EOS &&
 	echo kept >"$RAYMOND_TASK_FOLDER/f"
