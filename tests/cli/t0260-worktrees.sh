@@ -254,4 +254,41 @@ test_expect_success 'kill -9 while git removes the worktree of an ending agent: 
 	test "$(git log --format=%s "raymond/$id/main_w1-w" | head -2 | tr "\n" " ")" = "made 2 made 1 "
 '
 
+test_expect_success 'a run started below the project root: its worktrees are among the cd roots, also on resume' '
+	repo
+	mkdir -p sub
+	cd sub
+	state START.sh <<-\EOS
+	echo "<fork next=\"DONE.sh\" worktree=\"w\">W.sh</fork>"
+	EOS
+	state W.sh <<-\EOS
+	pwd -P >>"$OUT/w-dirs"
+	touch "$OUT/in-w"
+	while [ ! -e "$OUT/go" ]; do sleep 0.05; done
+	echo "<reset cd=\"..\">END.sh</reset>"
+	EOS
+	state END.sh <<-\EOS
+	pwd -P >>"$OUT/w-dirs"
+	echo "<result>w</result>"
+	EOS
+	state DONE.sh <<-\EOS
+	echo "<result>done</result>"
+	EOS
+	export OUT=$PWD
+	"$RAYMOND" wf --quiet >out 2>err &
+	pid=$!
+	wait_for_file in-w &&
+	kill -9 "$pid" && wait_for_exit "$pid" &&
+	id=$(cd .. && run_id) &&
+	wt=$(cd .. && pwd -P)/.raymond/worktrees/$id/main_w1-w &&
+	test -d "$wt" &&
+	touch go &&
+	raymond resume "$id" >out 2>err &&
+	test "$(cat out)" = done &&
+	# W ran again in the worktree; its cd=".." led out of the worktree
+	# to the worktrees folder, inside the cd roots.
+	printf "%s\n" "$wt" "$wt" "$(dirname "$wt")" >want && diff want w-dirs &&
+	test -z "$(cd .. && worktrees)"
+'
+
 test_done
