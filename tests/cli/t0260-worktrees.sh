@@ -89,6 +89,25 @@ test_expect_success 'a worktree left clean without commits goes with its branch;
 	grep -F "[main] removed worktree .raymond/worktrees/$id/main-solo and its branch" err
 '
 
+test_expect_success 'a markdown worker runs its Claude turns in its worktree' '
+	repo &&
+	use_fake &&
+	state START.sh <<-\EOS &&
+	echo "<fork next=\"DONE.sh\" worktree=\"md\">W.md</fork>"
+	EOS
+	state W.md <<-\EOS &&
+	Work in {{task_folder}}.
+	MOCK: reply <result>ok</result>
+	EOS
+	state DONE.sh <<-\EOS &&
+	echo "<result>done</result>"
+	EOS
+	raymond wf >out 2>err &&
+	wt=$(pwd -P)/.raymond/worktrees/$(run_id)/main_w1-md &&
+	grep -F "\"cwd\":\"$wt\"" fake/log.jsonl &&
+	grep -F "[main_w1] removed worktree" err
+'
+
 test_expect_success 'outside a git repository: a clear error, and the run is as it was' '
 	state START.sh <<-\EOS &&
 	echo "start" >>"$OUT/start-ran"
