@@ -99,15 +99,21 @@ local function take_transition(run, agent, tr)
   end
   for k, value in pairs(v.set) do agent[k] = value end
   -- Worktrees (raymond.isolation): the repository is checked before
-  -- anything changes; an agent's own is removed or kept as it ends.
+  -- anything changes; an agent's own is removed or kept as it ends.  A
+  -- stop meanwhile (its git killed) leaves the transition unapplied, so
+  -- the resume takes the state again.
   local cwds = transition.cwds(agent, tr, run.cd_roots)
   local planned, perr = true, nil
   if cwds then planned, perr = isolation.plan(run, agent, tr, cwds) end
+  if raymond.stopping() then return false end
   if not planned then
     run:fail(agent, perr)
     return false
   end
-  if tr.tag == "result" and #agent.stack == 0 then isolation.release(run, agent) end
+  if tr.tag == "result" and #agent.stack == 0 then
+    isolation.release(run, agent)
+    if raymond.stopping() then return false end
+  end
   local out, aerr = transition.apply(run.rec, agent, tr, run.cd_roots)
   if not out then
     run:fail(agent, aerr)
@@ -136,7 +142,7 @@ local function agent_steps(run, agent)
     end
     local ready, ierr = isolation.prepare(run, agent)
     if not ready then
-      run:fail(agent, ierr)
+      if not raymond.stopping() then run:fail(agent, ierr) end
       return
     end
     local out = states.run(run, agent)

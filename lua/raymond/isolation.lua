@@ -256,7 +256,8 @@ end
 
 -- Before the final <result> of `agent` is applied: remove its worktree,
 -- or keep and report it.  Never fails the transition: a worktree that
--- cannot be removed is kept.
+-- cannot be removed is kept.  When the run is stopping the caller
+-- applies nothing, and a resume comes here again.
 function M.release(run, agent)
   local wt = agent.worktree
   if not (wt and wt.path) or raymond.stat(wt.path) ~= "dir" then return end
@@ -265,6 +266,8 @@ function M.release(run, agent)
     if a ~= agent and under(wt.path, a.cwd) then users[#users + 1] = a.id end
   end
   local changes, serr = git(run, wt.path, { "status", "--porcelain", "--untracked-files=all" })
+  -- A stop kills git: nothing is decided, and the resume ends the agent again.
+  if raymond.stopping() then return end
   if not changes then return keep(run, agent, wt, "git status failed: " .. serr) end
   if changes ~= "" then
     local n = select(2, changes:gsub("\n", ""))
@@ -279,6 +282,7 @@ function M.release(run, agent)
   agent.cwd, wt.ready = wt.from, nil
   raymond.mark_dirty()
   local ok, err = locked(run, function() return git(run, wt.path, { "worktree", "remove", wt.path }) end)
+  if not ok and raymond.stopping() then return end
   if not ok then
     agent.cwd, wt.ready = cwd, true
     return keep(run, agent, wt, "git worktree remove failed: " .. tostring(err))

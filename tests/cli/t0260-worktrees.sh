@@ -239,6 +239,31 @@ test_expect_success 'kill -9 after git added the worktree: the resume reuses it'
 	crash_flow after
 '
 
+test_expect_success 'Ctrl-C while git adds the worktree: the run is interrupted, not failed, and the resume adds it' '
+	repo
+	slow_git
+	state START.sh <<-\EOS
+	echo "<fork next=\"DONE.sh\" worktree=\"w\">W.sh</fork>"
+	EOS
+	state W.sh <<-\EOS
+	echo "<result>w</result>"
+	EOS
+	state DONE.sh <<-\EOS
+	echo "<result>done</result>"
+	EOS
+	PATH=$PWD/bin:$PATH MODE=before "$RAYMOND" wf --quiet >out 2>err &
+	pid=$!
+	wait_for_file adding &&
+	kill -INT "$pid" &&
+	{ wait "$pid"; code=$?; } || code=$?
+	test "$code" = 130 &&
+	state_json | grep -q "\"status\":\"interrupted\"" &&
+	raymond resume "$(run_id)" >out 2>err &&
+	test "$(cat out)" = done &&
+	grep -F "[main_w1] removed worktree" err &&
+	test -z "$(worktrees)"
+'
+
 test_expect_success 'kill -9 while git removes the worktree of an ending agent: the resume ends it again, nothing lost' '
 	repo
 	slow_git
