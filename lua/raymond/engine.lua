@@ -105,15 +105,11 @@ local function take_transition(run, agent, tr)
   local cwds = transition.cwds(agent, tr, run.cd_roots)
   local planned, perr = true, nil
   if cwds then planned, perr = isolation.plan(run, agent, tr, cwds) end
-  if raymond.stopping() then return false end
   if not planned then
-    run:fail(agent, perr)
+    if not raymond.stopping() then run:fail(agent, perr) end
     return false
   end
-  if tr.tag == "result" and #agent.stack == 0 then
-    isolation.release(run, agent)
-    if raymond.stopping() then return false end
-  end
+  if tr.tag == "result" and #agent.stack == 0 and not isolation.release(run, agent) then return false end
   local out, aerr = transition.apply(run.rec, agent, tr, run.cd_roots)
   if not out then
     run:fail(agent, aerr)

@@ -247,6 +247,7 @@ local function keep(run, agent, wt, why)
   run.rec.kept_worktrees = run.rec.kept_worktrees or {}
   table.insert(run.rec.kept_worktrees, { agent = agent.id, path = wt.path, branch = wt.branch, why = why })
   raymond.mark_dirty()
+  return true
 end
 
 -- Whether `dir` is `root` or below it.
@@ -256,18 +257,19 @@ end
 
 -- Before the final <result> of `agent` is applied: remove its worktree,
 -- or keep and report it.  Never fails the transition: a worktree that
--- cannot be removed is kept.  When the run is stopping the caller
--- applies nothing, and a resume comes here again.
+-- cannot be removed is kept.  Returns false only when a stop killed git
+-- before anything was decided: then the caller applies nothing, and a
+-- resume comes here again.
 function M.release(run, agent)
   local wt = agent.worktree
-  if not (wt and wt.path) or raymond.stat(wt.path) ~= "dir" then return end
+  if not (wt and wt.path) or raymond.stat(wt.path) ~= "dir" then return true end
   local users = {}
   for _, a in ipairs(run.rec.agents) do
     if a ~= agent and under(wt.path, a.cwd) then users[#users + 1] = a.id end
   end
   local changes, serr = git(run, wt.path, { "status", "--porcelain", "--untracked-files=all" })
   -- A stop kills git: nothing is decided, and the resume ends the agent again.
-  if raymond.stopping() then return end
+  if not changes and raymond.stopping() then return false end
   if not changes then return keep(run, agent, wt, "git status failed: " .. serr) end
   if changes ~= "" then
     local n = select(2, changes:gsub("\n", ""))
@@ -282,7 +284,7 @@ function M.release(run, agent)
   agent.cwd, wt.ready = wt.from, nil
   raymond.mark_dirty()
   local ok, err = locked(run, function() return git(run, wt.path, { "worktree", "remove", wt.path }) end)
-  if not ok and raymond.stopping() then return end
+  if not ok and raymond.stopping() then return false end
   if not ok then
     agent.cwd, wt.ready = cwd, true
     return keep(run, agent, wt, "git worktree remove failed: " .. tostring(err))
@@ -297,6 +299,7 @@ function M.release(run, agent)
   end
   console.progress("%s", line)
   if run.record then run.record:note("worktree", line) end
+  return true
 end
 
 return M
