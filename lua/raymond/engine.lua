@@ -361,6 +361,7 @@ function M.resume(opts)
   rec.status, rec.error = "running", nil
   local roots, cerr = cd_roots(opts, rec.launch, ws, id)
   if not roots then return nil, { msg = cerr } end
+  isolation.reopen(rec)
   local stray = stray_dir(rec, roots, path)
   if stray then return nil, stray end
   local run, rerr = open_run(opts, ws, rec, scope, roots)

@@ -184,10 +184,11 @@ end
 local function add_worktree(run, agent, wt)
   local parent = M.worktrees_root(run.ws, run.rec.id)
   return locked(run, function()
-    if raymond.stat(wt.path, true) then
-      local top = git(run, wt.path, { "rev-parse", "--show-toplevel" })
-      local real = raymond.realpath(wt.path)
-      if not top or top:match("^[^\n]*") ~= real then
+    local kind = raymond.stat(wt.path, true)
+    if kind then
+      -- Only the real folder git made there, never a link planted there.
+      local top = kind == "dir" and git(run, wt.path, { "rev-parse", "--show-toplevel" })
+      if not top or top:match("^[^\n]*") ~= raymond.realpath(wt.path) then
         return nil, string.format("%s exists but is not the worktree raymond made there; move it away, "
           .. "then: raymond --resume %s", wt.path, run.rec.id)
       end
@@ -195,13 +196,17 @@ local function add_worktree(run, agent, wt)
     end
     local ok, err = raymond.mkdir_p(parent)
     if not ok then return nil, err end
-    -- A worktree removed by hand is still listed until pruned.
-    git(run, wt.repo, { "worktree", "prune" })
     local args = { "worktree", "add", "-b", wt.branch, wt.path, wt.base }
     if git(run, wt.repo, { "rev-parse", "--verify", "--quiet", "refs/heads/" .. wt.branch }) then
       args = { "worktree", "add", wt.path, wt.branch }
     end
     ok, err = git(run, wt.repo, args)
+    if not ok and not raymond.stopping() then
+      -- A worktree removed by hand stays registered until pruned, and
+      -- git refuses to add one at its path or on its branch till then.
+      git(run, wt.repo, { "worktree", "prune" })
+      ok, err = git(run, wt.repo, args)
+    end
     if not ok then return nil, "cannot add the worktree: " .. err end
     console.progress("[%s] works in worktree %s (branch %s)", agent.id, console.rel(wt.path, run.cwd), wt.branch)
     return true
@@ -237,6 +242,25 @@ function M.prepare(run, agent)
   return true
 end
 
+-- Whether `dir` is `root` or below it.
+local function under(root, dir)
+  return dir == root or dir:sub(1, #root + 1) == root .. "/"
+end
+
+-- On resume, before the agents' directories are checked: an agent whose
+-- worktree is gone (removed by hand while the run was not running) goes
+-- back to where it came from, and prepare() adds the worktree again from
+-- its branch, rather than the resume refusing a missing directory.
+function M.reopen(rec)
+  for _, a in ipairs(rec.agents) do
+    local wt = a.worktree
+    if wt and wt.ready and wt.path and raymond.stat(wt.path, true) == nil then
+      if under(wt.path, a.cwd) then a.cwd = wt.from end
+      wt.ready = nil
+    end
+  end
+end
+
 -- ---------------------------------------------------------------- release
 
 local function keep(run, agent, wt, why)
@@ -248,11 +272,6 @@ local function keep(run, agent, wt, why)
   table.insert(run.rec.kept_worktrees, { agent = agent.id, path = wt.path, branch = wt.branch, why = why })
   raymond.mark_dirty()
   return true
-end
-
--- Whether `dir` is `root` or below it.
-local function under(root, dir)
-  return dir == root or dir:sub(1, #root + 1) == root .. "/"
 end
 
 -- Before the final <result> of `agent` is applied: remove its worktree,

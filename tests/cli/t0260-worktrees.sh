@@ -335,4 +335,37 @@ test_expect_success 'a run started below the project root: its worktrees are amo
 	test -z "$(cd .. && worktrees)"
 '
 
+test_expect_success 'a worktree removed by hand while the run was killed is added again from its branch' '
+	repo
+	state START.sh <<-\EOS
+	echo "<fork next=\"DONE.sh\" worktree=\"w\">W.sh</fork>"
+	EOS
+	state W.sh <<-\EOS
+	if [ ! -e kept.txt ]; then echo kept >kept.txt && git add kept.txt && git commit -qm kept; fi
+	ls >>"$OUT/w-files"
+	touch "$OUT/in-w"
+	while [ ! -e "$OUT/go" ]; do sleep 0.05; done
+	git rm -q kept.txt && git commit -qm unkept
+	echo "<result>w</result>"
+	EOS
+	state DONE.sh <<-\EOS
+	echo "<result>done</result>"
+	EOS
+	export OUT=$PWD
+	"$RAYMOND" wf --quiet >out 2>err &
+	pid=$!
+	wait_for_file in-w &&
+	kill -9 "$pid" && wait_for_exit "$pid" &&
+	id=$(run_id) &&
+	wt=$(pwd -P)/.raymond/worktrees/$id/main_w1-w &&
+	rm -rf "$wt" &&
+	touch go &&
+	raymond resume "$id" >out 2>err &&
+	test "$(cat out)" = done &&
+	# The second W found the commit of the first on the branch.
+	test "$(grep -c kept.txt w-files)" = 2 &&
+	test -z "$(worktrees)" &&
+	git log --format=%s "raymond/$id/main_w1-w" | head -1 | grep -x unkept
+'
+
 test_done
