@@ -29,6 +29,17 @@ test_expect_success 'a script finds its folder made, in RAYMOND_TASK_FOLDER; a p
 	grep -F "\"prompt\":\"Your notes are in $(tasks)/main.\\n" fake/log.jsonl
 '
 
+test_expect_success 'hooks see the agent'"'"'s task folder in ev.agent.task_folder' '
+	state START.sh <<-\EOS &&
+	echo "<result>ok</result>"
+	EOS
+	cat >wf/hooks.lua <<-\EOS &&
+	return { PreState = function(ev) ev.run.data.seen = ev.agent.task_folder end }
+	EOS
+	raymond wf --quiet >out &&
+	state_json | grep -F "\"data\":{\"seen\":\"$(tasks)/main\"}"
+'
+
 test_expect_success 'reset task=new gives a fresh folder; fork task=inherit shares the parent'"'"'s; a result gives the caller its own back' '
 	state START.sh <<-\EOS &&
 	echo "start $RAYMOND_TASK_FOLDER" >>"$OUT/log"
