@@ -5,6 +5,7 @@
 local T = require("testing")
 local raymond = require("raymond")
 local analyse = require("raymond.analyse")
+local diagram = require("raymond.diagram")
 local isolation = require("raymond.isolation")
 local lint = require("raymond.lint")
 local runstate = require("raymond.runstate")
@@ -139,6 +140,18 @@ T.test("lint reports task= where it does not belong, bad task values and bad wor
   end
   table.sort(found)
   T.same(found, { "invalid-task-value:2", "invalid-worktree-name:4", "unsupported-task-attribute:1" }, "findings")
+end)
+
+T.test("the diagram labels an edge into a worktree with its name", function()
+  local dir = DIR .. "/diagram"
+  assert(raymond.mkdir_p(dir))
+  T.put(dir .. "/START.sh", 'echo \'<fork next="B" worktree="feat">W</fork>\'\n')
+  T.put(dir .. "/W.sh", 'echo \'<reset worktree="again">B</reset>\'\n')
+  T.put(dir .. "/B.sh", "echo '<result>x</result>'\n")
+  local text = diagram.mermaid(diagram.graph(assert(analyse.load(dir, "/"))))
+  T.has(text, '|"fork in worktree feat"|', "the worker's edge")
+  T.has(text, '|"next"|', "the parent's edge")
+  T.has(text, '|"reset in worktree again"|', "a reset's edge")
 end)
 
 os.execute("rm -rf '" .. DIR .. "'")
