@@ -108,11 +108,13 @@ local function locked(run, fn)
   return a, b
 end
 
--- Run git with `args` in `dir`: its stdout, or nil and a message.
+-- Run git with `args` in `dir`: its stdout, or nil and a message.  It
+-- has the states' --timeout: checking out a large tree may be silent a
+-- long while.
 local function git(run, dir, args)
   local argv = { "git", "-C", dir }
   table.move(args, 1, #args, 4, argv)
-  local res = executor.run(run, { argv = argv, capture = true, timeout = 60 })
+  local res = executor.run(run, { argv = argv, capture = true, timeout = run.rec.launch.timeout })
   if res.spawn_error then return nil, "cannot run git: " .. res.spawn_error end
   if res.exit ~= 0 then
     local msg = (res.stderr or ""):match("^%s*(.-)%s*$")
