@@ -251,6 +251,8 @@ local function tag_edge(wf, t, line, from, script)
   resolve_into(wf, e, "ret", t.attrs["return"], script)
   resolve_into(wf, e, "next", t.attrs.next, script)
   resolve_into(wf, e, "timeout_next", t.attrs.timeout_next, script)
+  -- Drawn on the edge: the agent it leads to works in a git worktree.
+  if t.name == "fork" or t.name == "reset" then e.worktree = t.attrs.worktree end
   return e
 end
 

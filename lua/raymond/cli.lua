@@ -119,6 +119,17 @@ M.options = {
 M.by_name = {}
 for _, o in ipairs(M.options) do M.by_name[o.name] = o end
 
+-- Options of the original raymond that this one refuses on purpose, with
+-- why (docs/cli.md says more), rather than as unknown.
+M.REFUSED = {
+  ["continue-session"] = {
+    "--continue-session is not supported: it would start the main agent from whichever Claude session "
+      .. "is the latest in this directory (claude -c), which a resume after a crash cannot pin down; "
+      .. "raymond chooses every session id itself (docs/cli.md, \"--continue-session\")",
+    "give the context the run needs through --input or the first state's prompt",
+  },
+}
+
 -- The option groups commands share (see raymond.commands).
 M.groups = {
   markdown = { "markdown states (the Claude Code CLI)", "budget", "model", "effort", "claude",
@@ -234,6 +245,7 @@ local function read(args, first, accepted, opts, on)
     elseif a:sub(1, 2) == "--" then
       local name, value = a:match("^%-%-([^=]*)=(.*)$")
       name = name or a:sub(3)
+      if M.REFUSED[name] then return fail(M.REFUSED[name][1], M.REFUSED[name][2]) end
       local o, why, names = lookup(name, accepted, on.cmd)
       if not o then
         if why == "ambiguous" then

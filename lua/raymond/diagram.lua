@@ -48,14 +48,16 @@ local function payload(e)
   return e.from == "allowed_transitions" and e.label or nil
 end
 
--- The text an edge is labelled with: its tag, and a fixed <result>
--- payload; a hook's route says which answer or limit takes it.
+-- The text an edge is labelled with: its tag, a fixed <result>
+-- payload, or the worktree the agent goes to work in; a hook's route
+-- says which answer or limit takes it.
 local function edge_text(e)
   if e.via == "hook" then
     if e.from == "evaluate" and e.label then return "evaluate: " .. e.label end
     return e.label or e.from or "hook"
   end
   if e.tag == "result" and payload(e) then return "result: " .. payload(e) end
+  if type(e.worktree) == "string" then return e.tag .. " in worktree " .. e.worktree end
   return e.tag
 end
 

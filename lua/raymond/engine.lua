@@ -21,6 +21,7 @@ local ask = require("raymond.ask")
 local console = require("raymond.console")
 local hookapi = require("raymond.hookapi")
 local hooks = require("raymond.hooks")
+local isolation = require("raymond.isolation")
 local leftovers = require("raymond.leftovers")
 local record = require("raymond.record")
 local resolve = require("raymond.resolve")
@@ -112,6 +113,18 @@ local function take_transition(run, agent, tr)
     return false
   end
   for k, value in pairs(v.set) do agent[k] = value end
+  -- Worktrees (raymond.isolation): the repository is checked before
+  -- anything changes; an agent's own is removed or kept as it ends.  A
+  -- stop meanwhile (its git killed) leaves the transition unapplied, so
+  -- the resume takes the state again.
+  local cwds = transition.cwds(agent, tr, run.cd_roots)
+  local planned, perr = true, nil
+  if cwds then planned, perr = isolation.plan(run, agent, tr, cwds) end
+  if not planned then
+    if not raymond.stopping() then run:fail(agent, perr) end
+    return false
+  end
+  if tr.tag == "result" and #agent.stack == 0 and not isolation.release(run, agent) then return false end
   local out, aerr = transition.apply(run.rec, agent, tr, run.cd_roots)
   if not out then
     run:fail(agent, aerr)
@@ -149,6 +162,11 @@ local function agent_steps(run, agent)
         .. ", then: raymond --resume " .. run.rec.id)
       return
     end
+    local ready, ierr = isolation.prepare(run, agent)
+    if not ready then
+      if not raymond.stopping() then run:fail(agent, ierr) end
+      return
+    end
     local out = states.run(run, agent)
     if out.kind == "error" then
       run:fail(agent, out.msg, out.detail, out.hint)
@@ -182,11 +200,13 @@ local function base_environ()
 end
 
 -- The real directories a cd= may lead into: the one the run was started
--- in, then every --allow-cd, which are kept as real paths.
-local function cd_roots(opts, launch)
+-- in, the run's worktrees (raymond.isolation), then every --allow-cd,
+-- which are kept as real paths.
+local function cd_roots(opts, launch, ws, id)
   local here, err = raymond.realpath(opts.cwd)
   if not here then return nil, err end
-  local roots = { here }
+  local root = raymond.realpath(ws.root)
+  local roots = { here, root and isolation.worktrees_root({ root = root }, id) }
   for i, path in ipairs(launch.allow_cd or {}) do
     local real = raymond.stat(absolute(opts.cwd, path)) == "dir" and raymond.realpath(absolute(opts.cwd, path))
     if not real then return nil, string.format("--allow-cd %s: not a directory", path) end
@@ -309,7 +329,7 @@ function M.start(opts)
   rec.sha256 = scope.sha256
   rec.agents[1] = { id = "main", state = entry, stack = {}, cwd = opts.cwd,
                     input = opts.input, vars = {}, data = {} }
-  local roots, cerr = cd_roots(opts, rec.launch)
+  local roots, cerr = cd_roots(opts, rec.launch, ws, id)
   if not roots then return nil, { msg = cerr } end
   local run, rerr, half = open_run(opts, ws, rec, scope, roots)
   if not run then
@@ -391,8 +411,9 @@ function M.resume(opts)
   end
   if opts.debug == false then rec.launch.debug = false end
   rec.status, rec.error = "running", nil
-  local roots, cerr = cd_roots(opts, rec.launch)
+  local roots, cerr = cd_roots(opts, rec.launch, ws, id)
   if not roots then return nil, { msg = cerr } end
+  isolation.reopen(rec)
   local stray = stray_dir(rec, roots, path)
   if stray then return nil, stray end
   local run, rerr = open_run(opts, ws, rec, scope, roots)

@@ -25,6 +25,7 @@ local raymond = require("raymond")
 local ask = require("raymond.ask")
 local events = require("raymond.events")
 local hooks = require("raymond.hooks")
+local isolation = require("raymond.isolation")
 local policy = require("raymond.policy")
 local resolve = require("raymond.resolve")
 local tags = require("raymond.tags")
@@ -258,7 +259,7 @@ end
 -- Variables a prompt sees (raymond.template): its own, and each name a
 -- <fork> of the workflow gives its workers.
 local function prompt_vars(wf)
-  local vars = { workflow_id = true, agent_id = true, input = true, result = true }
+  local vars = { workflow_id = true, agent_id = true, task_folder = true, input = true, result = true }
   local fork = tags.by_name.fork
   for _, st in ipairs(wf.states) do
     for _, t in ipairs(st.tags) do
@@ -279,19 +280,32 @@ local function prompt_vars(wf)
 end
 
 -- Attributes written on a tag (in the text, or an allowed_transitions
--- entry) that the tag does not take: cd apart, then any other.
+-- entry) that the tag does not take: cd and task apart, then any other;
+-- and task= and worktree= values the tag does not take
+-- (raymond.isolation).
 local function bad_attrs(name, attrs, fn)
   local e = tags.by_name[name]
   local keys = {}
   for k in pairs(attrs) do keys[#keys + 1] = k end
   table.sort(keys)
   for _, k in ipairs(keys) do
+    local v = attrs[k]
+    if k == "task" and e.attrs.task and type(v) == "string" then
+      local bad = isolation.attr_error({ name = name, attrs = { task = v } })
+      if bad then fn("task-value", bad) end
+    elseif k == "worktree" and e.attrs.worktree and type(v) == "string" then
+      local bad = isolation.attr_error({ name = name, attrs = { worktree = v } })
+      if bad then fn("worktree", bad) end
+    end
     if not e.attrs[k] then
       if k == "cd" and e.forbid and e.forbid.cd then
         fn("cd", string.format("<%s> does not take cd=: %s", name, e.forbid.cd))
       elseif k == "cd" and not e.free then
         fn("cd", string.format("<%s> does not take cd=; only <reset>, <fork> and <function-workflow>, "
           .. "<fork-workflow>, <reset-workflow> move an agent", name))
+      elseif k == "task" and not e.free then
+        fn("task", string.format("<%s> does not take task=; only <reset> (task=\"new\") and <fork> "
+          .. "(task=\"inherit\") choose a task folder", name))
       elseif e.free then
         local why = tags.var_error(k, {})
         if why then fn("other", string.format("<%s>: attribute %s", name, why)) end
@@ -612,6 +626,25 @@ M.checks = {
     what = "cd= on a tag other than <reset> and <fork>, which alone move an agent",
     fix = "use <reset cd=\"DIR\">, or remove cd=",
     check = function(wf, add) attr_check(wf, add, "cd") end,
+  },
+  {
+    id = "unsupported-task-attribute", severity = "error",
+    what = "task= on a tag other than <reset> and <fork>, which alone choose a task folder",
+    fix = "use <reset task=\"new\"> or <fork task=\"inherit\">, or remove task=",
+    check = function(wf, add) attr_check(wf, add, "task") end,
+  },
+  {
+    id = "invalid-task-value", severity = "error",
+    what = "task= with a value its tag does not take: <reset> takes only \"new\", <fork> only \"inherit\"",
+    fix = "write task=\"new\" on <reset> or task=\"inherit\" on <fork>, or remove task=",
+    check = function(wf, add) attr_check(wf, add, "task-value") end,
+  },
+  {
+    id = "invalid-worktree-name", severity = "error",
+    what = "worktree= on <reset> or <fork> is not a worktree name (1 to 64 letters, digits, _ or -, "
+      .. "starting with a letter or digit)",
+    fix = "write a short plain name, e.g. worktree=\"feature-x\"",
+    check = function(wf, add) attr_check(wf, add, "worktree") end,
   },
   {
     id = "unknown-attribute", severity = "error",

@@ -8,6 +8,8 @@
 --                                       child's stdout and stderr chunks
 --   rec:transition(agent_id, from, to)  one transition ("transition")
 --   rec:decision(line)                  a hook's decision ("decision")
+--   rec:note(piece, line)               another event of the run, e.g. a
+--                                       worktree removed or kept ("worktree")
 --   rec:close()
 --
 -- One file per run, appended to (src/record.h has the layout): a piece is
@@ -55,6 +57,11 @@ end
 -- A hook's decision, as the progress line shows it ("decision").
 function Record:decision(line)
   self.ud:put(self.last, "decision", string.format("%s %s", runstate.iso(raymond.now()), line))
+end
+
+-- Another event of the run, as the console line shows it.
+function Record:note(piece, line)
+  self.ud:put(self.last, piece, string.format("%s %s", runstate.iso(raymond.now()), line))
 end
 
 function Record:close() self.ud:close() end

@@ -111,7 +111,7 @@ function Run:event(agent, fields)
     ev.state = agent.state
     ev.agent = { id = agent.id, data = agent.data, state = agent.state, cwd = agent.cwd,
                  depth = #agent.stack, cost_usd = agent.cost or 0,
-                 workflow = agent.workflow or rec.workflow }
+                 workflow = agent.workflow or rec.workflow, task_folder = agent.task_folder }
   end
   for k, v in pairs(fields or {}) do ev[k] = v end
   return ev

@@ -22,6 +22,7 @@
 -- list, written as {}, is read as the empty table it is.
 
 local raymond = require("raymond")
+local isolation = require("raymond.isolation")
 local states = require("raymond.states")
 local tags = require("raymond.tags")
 local cjson = raymond.cjson
@@ -182,6 +183,21 @@ local function check_ask(a, w)
   expect(q.asked_at, "number", w .. ".ask.asked_at")
 end
 
+-- An agent's worktree plan (raymond.isolation).
+local function worktree(wt, where)
+  expect(wt, "table", where)
+  expect(wt.name, "string", where .. ".name")
+  local bad = isolation.name_error(wt.name)
+  if bad then error(where .. ".name: " .. bad, 0) end
+  dir(wt.repo, where .. ".repo")
+  dir(wt.from, where .. ".from")
+  expect(wt.base, "string", where .. ".base")
+  if not wt.base:find("^%x+$") then error(where .. ".base is not a commit id", 0) end
+  if wt.path ~= nil then dir(wt.path, where .. ".path") end
+  opt(wt.branch, "string", where .. ".branch")
+  opt(wt.ready, "boolean", where .. ".ready")
+end
+
 -- `ids` maps the ids of the agents checked so far to their index.
 local function check_agent(a, i, ids)
   local w = "agents[" .. i .. "]"
@@ -208,7 +224,11 @@ local function check_agent(a, i, ids)
     opt(f.session, "string", fw .. ".session")
     if f.cwd ~= nil then dir(f.cwd, fw .. ".cwd") end
     place(f, fw)
+    if f.task_folder ~= nil then dir(f.task_folder, fw .. ".task_folder") end
   end
+  if a.task_folder ~= nil then dir(a.task_folder, w .. ".task_folder") end
+  if a.task_count ~= nil then int(a.task_count, w .. ".task_count") end
+  if a.worktree ~= nil then worktree(a.worktree, w .. ".worktree") end
   a.vars = opt(a.vars, "table", w .. ".vars") or {}
   for k, v in pairs(a.vars) do
     local bad = tags.var_error(k)
@@ -253,6 +273,11 @@ function M.decode(text, path)
     run.data = opt(run.data, "table", "data") or {}
     for i, r in ipairs(run.resolved_inputs and list(run.resolved_inputs, "resolved_inputs") or {}) do
       expect(r, "table", "resolved_inputs[" .. i .. "]")
+    end
+    for i, k in ipairs(run.kept_worktrees and list(run.kept_worktrees, "kept_worktrees") or {}) do
+      local kw = "kept_worktrees[" .. i .. "]"
+      expect(k, "table", kw)
+      for _, f in ipairs({ "agent", "path", "branch", "why" }) do expect(k[f], "string", kw .. "." .. f) end
     end
     for k, t in pairs(opt(run.open_turns, "table", "open_turns") or {}) do
       expect(t, "table", "open_turns." .. tostring(k))

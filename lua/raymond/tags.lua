@@ -37,7 +37,11 @@
 -- see in PreTransition) is a table:
 --   { tag = NAME, target = "B.sh", ret = "R.sh", input = "text",
 --     cd = "dir", payload = "text", timeout = "48h", timeout_next = "L.sh",
---     forks = { {target=, input=, cd=, vars={}} ... }, next = "N.sh" }
+--     task = "new", worktree = "NAME",
+--     forks = { {target=, input=, cd=, task=, worktree=, vars={}} ... },
+--     next = "N.sh" }
+-- and, once raymond.isolation.plan has run, `wt` (the worktree's plan)
+-- in each unit asking for a worktree.
 
 local raymond = require("raymond")
 local ask = require("raymond.ask")
@@ -111,7 +115,8 @@ end
 -- <result> that returns to it.
 local function push_frame(agent, tr)
   table.insert(agent.stack, { state = tr.ret, session = agent.session, cwd = agent.cwd,
-                              workflow = agent.workflow, sha256 = agent.sha256, depth = agent.depth })
+                              workflow = agent.workflow, sha256 = agent.sha256, depth = agent.depth,
+                              task_folder = agent.task_folder })
   agent.state, agent.input = tr.target, tr.input
 end
 
@@ -135,6 +140,7 @@ local function fork_apply(run, agent, tr, cwds)
       id = worker_id(run, agent, f), state = f.target, stack = {},
       cwd = cwds[i], input = f.input, vars = f.vars, data = {},
       workflow = agent.workflow, sha256 = agent.sha256, depth = agent.depth,
+      task_folder = f.task == "inherit" and agent.task_folder or nil, worktree = f.wt,
     }
     if f.workflow then require("raymond.xworkflow").enter(w, f) end
     workers[i] = w
@@ -160,11 +166,16 @@ M.list = {
     usage = '<reset cd="DIR" input="X">NEXT</reset>',
     summary = "go on to NEXT with a fresh session",
     body = "target",
-    attrs = { cd = "dir", input = "text" },
+    attrs = { cd = "dir", input = "text", task = "text", worktree = "text" },
     session = "fresh",
     apply = function(_, agent, tr, cwds)
       agent.cwd = cwds[1] or agent.cwd
       agent.state, agent.session, agent.input = tr.target, nil, tr.input
+      -- A fresh task folder (raymond.isolation), made before NEXT runs.
+      if tr.task == "new" then
+        agent.task_count, agent.task_folder = (agent.task_count or 0) + 1, nil
+      end
+      agent.worktree = tr.wt or agent.worktree
     end,
   },
   {
@@ -200,7 +211,7 @@ M.list = {
     usage = '<fork next="NEXT" item="x">WORKER</fork>',
     summary = "start a parallel agent at WORKER",
     body = "target",
-    attrs = { next = "target", cd = "dir", input = "text" },
+    attrs = { next = "target", cd = "dir", input = "text", task = "text", worktree = "text" },
     free = true,
     session = "fresh",
     prepare = xwf_prepare,
@@ -219,6 +230,7 @@ M.list = {
       if not frame then return { ended = true, payload = tr.payload } end
       agent.state, agent.session, agent.cwd = frame.state, frame.session, frame.cwd or agent.cwd
       agent.workflow, agent.sha256, agent.depth = frame.workflow, frame.sha256, frame.depth
+      agent.task_folder = frame.task_folder or agent.task_folder
       agent.input = tr.payload
     end,
   },

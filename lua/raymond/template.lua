@@ -14,6 +14,7 @@ function M.vars(run, agent)
   v.workflow_id = run.id
   v.agent_id = agent.id
   v.ask_id = agent.ask_id -- the state right after an answered <ask>
+  v.task_folder = agent.task_folder
   if agent.input ~= nil then
     v.input = agent.input
     v.result = agent.input

@@ -9,6 +9,7 @@
 
 local raymond = require("raymond")
 local ask = require("raymond.ask")
+local isolation = require("raymond.isolation")
 local resolve = require("raymond.resolve")
 local scope_of = require("raymond.scope")
 local tags = require("raymond.tags")
@@ -123,7 +124,8 @@ local function fork_entry(e, scope, t)
       vars[k] = v
     end
   end
-  local f = { target = target, input = t.attrs.input, cd = t.attrs.cd, vars = vars }
+  local f = { target = target, input = t.attrs.input, cd = t.attrs.cd, task = t.attrs.task,
+              worktree = t.attrs.worktree, vars = vars }
   if where then
     f.workflow, f.sha256, f.spec, f.real, f.xtag = where.workflow, where.sha256, where.spec, where.real, t.name
   end
@@ -198,6 +200,8 @@ function M.decide(list, scope)
     if not tags.by_name[t.name] then
       return nil, string.format("unknown tag <%s>; raymond runs %s", t.name, tags.phrase("and"))
     end
+    local bad = isolation.attr_error(t)
+    if bad then return nil, bad end
   end
   if #list > 1 then
     local ok, err = check_count(list)
@@ -244,6 +248,20 @@ local function resolve_cd(base, cd, roots)
   return real
 end
 
+-- The directories the units of `tr` (the transition, or each fork) give
+-- their agents, cd= resolved (see resolve_cd): a list, or nil and a
+-- message.
+function M.cwds(agent, tr, roots)
+  local cwds = {}
+  for i, unit in ipairs(tr.forks or { tr }) do
+    local cwd, err = agent.cwd, nil
+    if unit.cd then cwd, err = resolve_cd(agent.cwd, unit.cd, roots) end
+    if not cwd then return nil, err end
+    cwds[i] = cwd
+  end
+  return cwds
+end
+
 -- Apply `tr` to `agent` in `run` (the run record).  `roots` are the real
 -- directories a cd= may lead into (see resolve_cd).  Returns a summary
 -- for logs: { workers = {agents...} } or { ended = true, payload = } or
@@ -257,13 +275,8 @@ function M.apply(run, agent, tr, roots)
     local ok, err = e.prepare(run, agent, tr, roots)
     if not ok then return nil, err end
   end
-  local cwds = {}
-  for i, unit in ipairs(tr.forks or { tr }) do
-    local cwd, err = agent.cwd, nil
-    if unit.cd then cwd, err = resolve_cd(agent.cwd, unit.cd, roots) end
-    if not cwd then return nil, err end
-    cwds[i] = cwd
-  end
+  local cwds, err = M.cwds(agent, tr, roots)
+  if not cwds then return nil, err end
   agent.input = nil
   agent.branch = nil
   agent.ask_id = nil

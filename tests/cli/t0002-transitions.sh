@@ -240,21 +240,21 @@ test_expect_success 'worker ids use the first six lowercase letters of the targe
 
 test_expect_success 'fork variables stay with the worker for its whole life' '
 	state START.sh <<-\EOS &&
-	echo "<fork next=\"END\" task=\"t-42\">W</fork>"
+	echo "<fork next=\"END\" job=\"t-42\">W</fork>"
 	EOS
 	state W.sh <<-\EOS &&
 	echo "<call return=\"W3\">W2</call>"
 	EOS
 	state W2.sh <<-\EOS &&
-	echo "w2 ${task-unset}" >>"$OUT/seen"
+	echo "w2 ${job-unset}" >>"$OUT/seen"
 	echo "<result>r</result>"
 	EOS
 	state W3.sh <<-\EOS &&
-	echo "w3 ${task-unset}" >>"$OUT/seen"
+	echo "w3 ${job-unset}" >>"$OUT/seen"
 	echo "<reset>W4</reset>"
 	EOS
 	state W4.sh <<-\EOS &&
-	echo "w4 ${task-unset}" >>"$OUT/seen"
+	echo "w4 ${job-unset}" >>"$OUT/seen"
 	echo "<result>done</result>"
 	EOS
 	state END.sh <<-\EOS &&

@@ -19,7 +19,8 @@ age() {
 # paths ID: every path run ID may leave (lua/raymond/workspace.lua, run_paths).
 paths() {
 	echo ".raymond/state/$1.json .raymond/state/$1.json.lock .raymond/state/$1.journal" \
-		".raymond/state/$1.children .raymond/debug/$1.record .raymond/extract/$1 .raymond/state/$1.lock"
+		".raymond/state/$1.children .raymond/debug/$1.record .raymond/extract/$1 .raymond/tasks/$1" \
+		".raymond/state/$1.lock"
 }
 
 # bytes PATH...: what the paths that exist take on disk, as prune counts it.
@@ -141,7 +142,7 @@ test_expect_success 'prune --dry-run says what it would remove and what that fre
 	grep -qx "removed 2 run(s), freed $want bytes (.*)" out
 '
 
-test_expect_success 'prune removes every file a killed run left: state, journal, lock, children, debug record, extracted scripts' '
+test_expect_success 'prune removes every file a killed run left: state, journal, lock, children, debug record, extracted scripts, task folders' '
 	finished keep &&
 	mkdir -p flow &&
 	printf "%s\n" "echo \"<goto>B</goto>\"" >flow/START.sh &&
@@ -155,7 +156,7 @@ test_expect_success 'prune removes every file a killed run left: state, journal,
 	kill -9 $pid && { wait $pid 2>/dev/null || :; } &&
 	touch go &&
 	for p in .raymond/state/lost.json .raymond/state/lost.journal .raymond/state/lost.lock \
-	    .raymond/debug/lost.record .raymond/extract/lost; do
+	    .raymond/debug/lost.record .raymond/extract/lost .raymond/tasks/lost/main; do
 		test -e $p || { echo "the killed run left no $p"; return 1; }
 	done &&
 	test -n "$(ls .raymond/state/lost.children)" &&

@@ -86,7 +86,7 @@ T.test("no other tag turns attributes into variables: they are unknown attribute
   -- A hook's transition is decided from the same table of attributes.
   local tr, err = transition.decide({ { name = "reset", body = "A", attrs = { LD_PRELOAD = "x.so" } } }, PROJ)
   T.eq(tr, nil, "a hook's reset")
-  T.eq(err, "unknown attribute 'LD_PRELOAD' on <reset>; allowed: cd, input", "message")
+  T.eq(err, "unknown attribute 'LD_PRELOAD' on <reset>; allowed: cd, input, task, worktree", "message")
 end)
 
 T.test("every fork of several is checked", function()

@@ -156,8 +156,10 @@ WORKFLOW is a folder (entry state 1_START or START), a .zip archive of one,
 or one state file.
 A script sees RAYMOND_INPUT/RAYMOND_RESULT (the payload handed to it;
 RAYMOND_INPUT_FILE names a file holding it, its only place when over
-128 KiB), RAYMOND_WORKFLOW_ID, RAYMOND_AGENT_ID, RAYMOND_STATE_DIR and
-RAYMOND_STATE_FILE, plus a fork's extra attributes as variables.
+128 KiB), RAYMOND_WORKFLOW_ID, RAYMOND_AGENT_ID, RAYMOND_TASK_FOLDER (the
+agent's own folder), RAYMOND_STATE_DIR and RAYMOND_STATE_FILE, plus a
+fork's extra attributes as variables.  <reset> and <fork> also take
+task="new"/"inherit" (task folders) and worktree="NAME" (a git worktree).
 
 Progress goes to stderr; stdout carries <print> text and the final result.
 State lives in .raymond/ at the project root; a killed run loses nothing:

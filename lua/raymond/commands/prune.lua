@@ -33,8 +33,9 @@ Removes the runs in .raymond/ that match every filter given: last
 changed longer ago than --older-than, and with one of the statuses given
 with --status (as raymond list shows them, unreadable too); each is read
 again once prune holds its lock.  Each goes with all its files: the state
-file and journal, its lock, its children's records, its debug record and
-an archive's extracted scripts.  A run a raymond is driving is never
+file and journal, its lock, its children's records, its debug record,
+an archive's extracted scripts and its agents' task folders (not its git
+worktrees: one left was kept for the work in it).  A run a raymond is driving is never
 removed, and the output says so.  At least one filter is needed: raymond
 prune alone removes nothing.  It prints each run it removes and the space
 freed; with --dry-run it prints what it would remove and removes

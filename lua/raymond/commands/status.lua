@@ -30,11 +30,12 @@ M.help = [[
 Shows the run ID: its --name, its workflow, status, steps, what it cost
 against its budget, how long it ran, the hook files it loads, and each
 agent with the state it is at, the states its <result> returns to, its
-input and its cost.  With --json it prints the state file and journal as
-one record, exactly as a resume would read it, for scripts (cost is
-"cost", each agent's "cost", the budget "launch.budget", the name
-"launch.name").  A run whose raymond died (kill -9, a crash) shows as
-interrupted, not running.]]
+input, its cost and the git worktree it works in, and the worktrees kept
+when their agents ended because they held uncommitted changes.  With
+--json it prints the state file and journal as one record, exactly as a
+resume would read it, for scripts (cost is "cost", each agent's "cost",
+the budget "launch.budget", the name "launch.name").  A run whose
+raymond died (kill -9, a crash) shows as interrupted, not running.]]
 
 -- "$1.2345 of a $10.00 budget", or "of no budget" when it has none.
 local function cost_line(info)
@@ -87,6 +88,14 @@ function M.main(opts)
         and (", times out " .. require("raymond.runstate").iso(a.ask.deadline)
           .. (a.ask.timeout_next and (" to " .. a.ask.timeout_next) or "")) or "", a.ask.prompt)
     end
+    if a.worktree and a.worktree.path then
+      out[#out + 1] = string.format("    in worktree %s (branch %s)", a.worktree.path, a.worktree.branch)
+    end
+  end
+  -- Worktrees of ended agents that hold work (raymond.isolation).
+  for i, k in ipairs(run.kept_worktrees or {}) do
+    out[#out + 1] = (i == 1 and "Kept:      " or "           ")
+      .. string.format("%s (branch %s, agent %s): %s", k.path, k.branch, k.agent, k.why)
   end
   if run.result then out[#out + 1] = "Result:    " .. run.result end
   -- The result and the error may quote a model: shown, not obeyed.

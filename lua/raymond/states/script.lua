@@ -26,6 +26,7 @@ local function script_env(run, agent, file)
   for k, v in pairs(agent.vars) do env[k] = v end
   env.RAYMOND_WORKFLOW_ID = run.rec.id
   env.RAYMOND_AGENT_ID = agent.id
+  env.RAYMOND_TASK_FOLDER = agent.task_folder
   env.RAYMOND_STATE_DIR = run:scope_of(agent).dir
   env.RAYMOND_STATE_FILE = file
   if agent.input then
