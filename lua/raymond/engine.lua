@@ -20,11 +20,13 @@ local raymond = require("raymond")
 local console = require("raymond.console")
 local hookapi = require("raymond.hookapi")
 local hooks = require("raymond.hooks")
+local join = require("raymond.join")
 local leftovers = require("raymond.leftovers")
 local record = require("raymond.record")
 local resolve = require("raymond.resolve")
 local runstate = require("raymond.runstate")
 local states = require("raymond.states")
+local tags = require("raymond.tags")
 local transition = require("raymond.transition")
 local workspace = require("raymond.workspace")
 local Run = require("raymond.run")
@@ -63,11 +65,35 @@ local function remove_agent(run, agent)
   end
 end
 
+-- A member of a join ended ("ok", with its payload) or failed ("failed",
+-- with the error): it is gathered into its group, and when that fires
+-- the summary agent starts (raymond.join).  The agent is already out of
+-- the run; the run completes if no agent is left.
+local function gathered(run, agent, status, value, detail)
+  local s, parent = join.settle(run, agent, status, value, detail, tags.worker_id)
+  if s then start_workers(run, { id = parent }, { s }) end
+end
+
+-- A state of `agent` failed: the run fails, unless the agent is a member
+-- of a join, whose failures are data for the summary (raymond.join).
+local function failed(run, agent, msg, detail, hint)
+  if not agent.join or raymond.stopping() then
+    run:fail(agent, msg, detail, hint)
+    return
+  end
+  console.warn("%s: %s; gathered as a failure by its join", run:where(agent), msg)
+  remove_agent(run, agent)
+  raymond.mark_dirty()
+  gathered(run, agent, "failed", msg, detail)
+  if #run.rec.agents == 0 then run:complete() end
+end
+
 local function describe(run, out, tr)
   if out.workers then
     local ids = {}
     for i, w in ipairs(out.workers) do ids[i] = w.id .. " (" .. w.state .. ")" end
-    return string.format("fork %s; continue at %s", table.concat(ids, ", "), tr.next)
+    return string.format("fork %s; continue at %s%s", table.concat(ids, ", "), tr.next,
+      tr.join and string.format("; join at %s (wait %s)", tr.join, tr.wait) or "")
   end
   return (out.ended and "result (agent done)" or transition.describe(tr))
     .. (tr.cost and string.format(" ($%.4f, run total $%.4f)", tr.cost, run.rec.cost or 0) or "")
@@ -80,7 +106,7 @@ local function take_transition(run, agent, tr)
   local v = run:pre_transition(agent, tr)
   if not v then return false end
   if v.kind == "block" then
-    run:fail(agent, "transition blocked by " .. v.why)
+    failed(run, agent, "transition blocked by " .. v.why)
     return false
   end
   if v.kind == "error" then
@@ -88,6 +114,8 @@ local function take_transition(run, agent, tr)
     return false
   end
   if v.kind == "transition" then tr = v.transition end
+  -- A join that fired early has cancelled this agent (raymond.join).
+  if agent.cancelled then return false end
   local cap = run.rec.launch.max_agents or M.MAX_AGENTS
   if tr.forks and cap > 0 and #run.rec.agents + #tr.forks > cap then
     run:fail(agent, string.format("<fork> would make %d live agents, more than the cap of %d (--max-agents)",
@@ -99,9 +127,10 @@ local function take_transition(run, agent, tr)
   for k, value in pairs(v.set) do agent[k] = value end
   local out, aerr = transition.apply(run.rec, agent, tr, run.cd_roots)
   if not out then
-    run:fail(agent, aerr)
+    failed(run, agent, aerr)
     return false
   end
+  if out.workers and tr.join then join.open(run.rec, agent, tr, out.workers) end
   raymond.mark_dirty()
   run:log_transition(agent, from, describe(run, out, tr))
   if out.workers then start_workers(run, agent, out.workers) end
@@ -109,6 +138,7 @@ local function take_transition(run, agent, tr)
   if out.ended then
     remove_agent(run, agent)
     if agent.id == "main" then run.rec.result = out.payload end
+    if agent.join then gathered(run, agent, "ok", out.payload) end
     if not run:emit("AgentExit", agent, { result = out.payload }) then return false end
     if #run.rec.agents == 0 then run:complete() end
     return false
@@ -119,13 +149,14 @@ end
 local function agent_steps(run, agent)
   while not raymond.stopping() do
     if not run.scope:has(agent.state) then
-      run:fail(agent, "state file is missing", nil, "restore " .. agent.state .. " in " .. run.scope.path
+      failed(run, agent, "state file is missing", nil, "restore " .. agent.state .. " in " .. run.scope.path
         .. ", then: raymond --resume " .. run.rec.id)
       return
     end
     local out = states.run(run, agent)
+    if agent.cancelled then return end
     if out.kind == "error" then
-      run:fail(agent, out.msg, out.detail, out.hint)
+      failed(run, agent, out.msg, out.detail, out.hint)
       return
     end
     if out.kind ~= "transition" then return end
@@ -136,6 +167,9 @@ end
 
 -- run.looping counts the agents whose loop runs, for the live view.
 function agent_loop(run, agent)
+  -- A member of a join runs its commands under a canceller, which the
+  -- join uses when it fires without waiting for it (raymond.join).
+  run.cancellers[coroutine.running()] = join.canceller(agent)
   run.looping = run.looping + 1
   agent_steps(run, agent)
   run.looping = run.looping - 1

@@ -22,6 +22,7 @@
 -- list, written as {}, is read as the empty table it is.
 
 local raymond = require("raymond")
+local join = require("raymond.join")
 local states = require("raymond.states")
 local tags = require("raymond.tags")
 local cjson = raymond.cjson
@@ -216,6 +217,7 @@ function M.decode(text, path)
     end
     run.format = math.tointeger(run.format)
     integers(run, "state")
+    join.check(run, { expect = expect, opt = opt, list = list, int = int, state_name = state_name, dir = dir })
     -- The launch options a resume reads (engine.LAUNCH_OPTIONS), and
     -- list, status and watch show.
     for _, k in ipairs({ "timeout", "budget" }) do opt(run.launch[k], "number", "launch." .. k) end

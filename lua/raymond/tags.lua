@@ -78,12 +78,14 @@ function M.var_error(name, environ)
 end
 
 -- The worker id for a fork from `parent` to `target`: parent_<stem6><n>.
+-- A join's summary agent is named the same way (raymond.join).
 local function worker_id(run, parent, target)
   local stem = target:gsub("%.%w+$", ""):lower():sub(1, 6)
   local n = math.tointeger(run.fork_counters[parent.id] or 0) + 1
   run.fork_counters[parent.id] = n
   return string.format("%s_%s%d", parent.id, stem, n)
 end
+M.worker_id = worker_id
 
 local function push_frame(agent, tr)
   table.insert(agent.stack, { state = tr.ret, session = agent.session, cwd = agent.cwd })
@@ -147,7 +149,8 @@ M.list = {
     usage = '<fork next="NEXT" item="x">WORKER</fork>',
     summary = "start a parallel agent at WORKER",
     body = "target",
-    attrs = { next = "target", cd = "dir", input = "text" },
+    -- join= and wait=: raymond.join gathers the workers' results.
+    attrs = { next = "target", cd = "dir", input = "text", join = "target", wait = "text" },
     free = true,
     session = "fresh",
     apply = function(run, agent, tr, cwds)

@@ -8,6 +8,7 @@
 -- Neither function does I/O beyond checking that files exist.
 
 local raymond = require("raymond")
+local join = require("raymond.join")
 local resolve = require("raymond.resolve")
 local tags = require("raymond.tags")
 local text = require("raymond.text")
@@ -137,6 +138,13 @@ local function decide_forks(list, scope)
     return nil, "<fork> needs next=\"STATE\" (where the parent continues) or a <goto> beside it"
   end
   tr.next = cont
+  local forks = {}
+  for _, t in ipairs(list) do
+    if t.name == "fork" then forks[#forks + 1] = t end
+  end
+  local j, jerr = join.decide(forks, function(t, key) return resolve_attr(scope, t, key) end)
+  if j == false then return nil, jerr end
+  if j then tr.join, tr.wait = j.join, j.wait end
   return tr
 end
 
@@ -225,6 +233,7 @@ function M.apply(run, agent, tr, roots)
     cwds[i] = cwd
   end
   agent.input = nil
+  agent.results = nil
   agent.branch = nil
   return e.apply(run, agent, tr, cwds) or {}
 end
@@ -235,7 +244,8 @@ function M.describe(tr)
   if tr.tag == "fork" then
     local t = {}
     for i, f in ipairs(tr.forks) do t[i] = f.target end
-    return string.format("fork %s; continue at %s", table.concat(t, ", "), tr.next)
+    return string.format("fork %s; continue at %s%s", table.concat(t, ", "), tr.next,
+      tr.join and string.format("; join at %s (wait %s)", tr.join, tr.wait) or "")
   end
   if tr.ret then return string.format("%s %s (return to %s)", tr.tag, tr.target, tr.ret) end
   return tr.tag .. " " .. tr.target
