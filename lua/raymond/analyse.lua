@@ -52,6 +52,7 @@
 --            written) or for a computed name (`dynamic` = true)
 --   ret      the return state of call/function (raw_ret, ret_error)
 --   next     the parent's continuation of fork (raw_next, next_error)
+--   join     the summary state of a fork's join (raw_join, join_error)
 --   line     the line it is written on
 --   via      "tag": written in the text or in allowed_transitions;
 --            "hook": a default hook's frontmatter route (on_max_visits,
@@ -198,7 +199,7 @@ end
 
 local function add_edge(wf, st, e)
   local key = table.concat({ e.tag, e.raw_target or e.target or "", e.raw_ret or "", e.raw_next or "",
-    e.via, e.label or "" }, "\0")
+    e.via, e.label or "", e.raw_join or "" }, "\0")
   if st.seen[key] then return end
   st.seen[key] = true
   if e.dynamic then st.dynamic = true end
@@ -221,6 +222,7 @@ local function tag_edge(wf, t, line, from, script)
   end
   resolve_into(wf, e, "ret", t.attrs["return"], script)
   resolve_into(wf, e, "next", t.attrs.next, script)
+  resolve_into(wf, e, "join", t.attrs.join, script)
   return e
 end
 

@@ -12,8 +12,9 @@
 --            holds), "start" or "end"; state is the file name
 --   g.edges  list of { from = id, to = id, text =, style = }, style one of
 --            "solid" (the agent goes on), "worker" (a <fork> starts a
---            new agent there) or "hook" (a route a hook takes: an
---            evaluate: answer, on_max_visits)
+--            new agent there; a join's summary too, drawn from the
+--            worker's state and labelled "join") or "hook" (a route a
+--            hook takes: an evaluate: answer, on_max_visits)
 --
 -- A <result> ends the agent, or returns to the state its <call> or
 -- <function> named.  Which of the two it does depends on how the agent
@@ -104,6 +105,9 @@ local function moves_of(wf)
       elseif e.tag == "fork" then
         local worker = name_of(e, "target")
         if worker then workers[#workers + 1] = worker end
+        -- A join's summary starts as a new agent too (raymond.join).
+        local summary = name_of(e, "join")
+        if summary then workers[#workers + 1] = summary end
         move(st.name, name_of(e, "next"))
       elseif e.tag == "call" or e.tag == "function" then
         local callee, ret = name_of(e, "target"), name_of(e, "ret")
@@ -149,7 +153,7 @@ function M.graph(wf)
   local missing = {}
   for _, st in ipairs(wf.states) do
     for _, e in ipairs(st.edges) do
-      for _, key in ipairs({ "target", "ret", "next" }) do
+      for _, key in ipairs({ "target", "ret", "next", "join" }) do
         local t = name_of(e, key)
         if t and not wf.by_name[t] then missing[t] = true end
       end
@@ -184,6 +188,8 @@ function M.graph(wf)
       if e.tag == "fork" then
         if target then add_edge(from, ids[target], edge_text(e), e.via == "hook" and "hook" or "worker") end
         if next then add_edge(from, ids[next], "next", style) end
+        local summary = name_of(e, "join")
+        if summary then add_edge(target and ids[target] or from, ids[summary], "join", "worker") end
       elseif e.tag == "result" then
         -- A state no call reaches ends its agent, even when the entry
         -- does not reach it either: nothing else can happen to it.

@@ -38,20 +38,48 @@ local M = {}
 
 M.STATUSES = { running = true, ok = true, failed = true, cancelled = true }
 
--- How many successes `wait` asks for of `n` workers, or nil and why.
-function M.need(wait, n)
-  if wait == nil or wait == "all" then return n end
+-- The number of successes `wait` names ("all" and "first" too, as
+-- "all" and 1), or nil and why it is no policy, whatever the workers.
+function M.form(wait)
+  if wait == nil or wait == "all" then return "all" end
   if wait == "first" then return 1 end
   local k = wait:match("^%s*(%d+)%s*$") and math.tointeger(tonumber(wait))
   if not k then
     return nil, string.format("wait=\"%s\" is not a join policy; write wait=\"all\" (the default), "
       .. "wait=\"first\" (the first success) or wait=\"N\" (N successes)", wait)
   end
-  if k < 1 or k > n then
+  if k < 1 then return nil, string.format("wait=\"%s\" asks for no success; give a number from 1", wait) end
+  return k
+end
+
+-- How many successes `wait` asks for of `n` workers, or nil and why.
+function M.need(wait, n)
+  local k, err = M.form(wait)
+  if not k then return nil, err end
+  if k == "all" then return n end
+  if k > n then
     return nil, string.format("wait=\"%s\" asks for %d successes of %d worker%s; give a number from 1 to %d",
       wait, k, n, n == 1 and "" or "s", n)
   end
   return k
+end
+
+-- The join attribute `name` looks like a misspelling of ("join" or
+-- "wait"), or nil.  A fork's other attributes become worker variables, so
+-- a misspelt jion="SUM" would otherwise start workers that no join
+-- waits for; two letters swapped and a plural are refused instead.
+local RESERVED = { "join", "wait" }
+
+function M.misspelt(name)
+  for _, r in ipairs(RESERVED) do
+    if name == r .. "s" then return r end
+    if #name == #r and name ~= r then
+      for i = 1, #r - 1 do
+        if name == r:sub(1, i - 1) .. r:sub(i + 1, i + 1) .. r:sub(i, i) .. r:sub(i + 2) then return r end
+      end
+    end
+  end
+  return nil
 end
 
 -- The join of a reply's <fork> tags `forks` (parsed tags), with their

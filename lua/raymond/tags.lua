@@ -61,6 +61,11 @@ function M.var_error(name, environ)
       .. "and _, not starting with a digit (upper-case names such as PATH or BASH_ENV are settings "
       .. "programs read from their environment)", tostring(name))
   end
+  local like = require("raymond.join").misspelt(name)
+  if like then
+    return string.format("'%s' cannot be a worker variable: it looks like a misspelt %s= of <fork> "
+      .. "(see docs/protocol.md, \"Joins\")", name, like)
+  end
   own_environ = own_environ or raymond.environ()
   if (environ or own_environ)[name] ~= nil then
     return string.format("'%s' cannot be a worker variable: raymond's own environment has %s, "
