@@ -288,3 +288,57 @@ T.test("canceller: a queued command never starts, later ones end at once", funct
   T.eq(again.killed, true)
   T.eq(raymond.stat(mark), nil, "never ran")
 end)
+
+-- ------------------------------------------------------------ lint, diagram
+
+local analyse = require("raymond.analyse")
+local diagram = require("raymond.diagram")
+local lint = require("raymond.lint")
+
+-- The findings of lint over a workflow of `files` (name -> text), as
+-- "LINE CHECK MESSAGE" lines, and its Mermaid diagram.
+local function lint_of(files)
+  local dir = T.tmpdir()
+  for name, text in pairs(files) do T.put(dir .. "/" .. name, text) end
+  local wf = assert(analyse.load(dir, dir, { no_default_hooks = true }))
+  local found = {}
+  for _, d in ipairs(lint.run(wf)) do
+    found[#found + 1] = string.format("%s %s %s", tostring(d.line), d.check, d.message)
+  end
+  local mmd = diagram.mermaid(diagram.graph(wf))
+  analyse.close(wf)
+  return table.concat(found, "\n"), mmd
+end
+
+local BASE = { ["W.sh"] = 'echo "<result>w</result>"\n', ["DONE.sh"] = 'echo "<result>d</result>"\n',
+               ["SUM.sh"] = 'echo "<result>s</result>"\n' }
+
+local function with(start)
+  local files = { ["START.sh"] = start }
+  for k, v in pairs(BASE) do files[k] = v end
+  return files
+end
+
+T.test("lint: a join target that is missing is an error at its line; a good one reaches its state", function()
+  local found = lint_of(with('# fan out\necho "<fork next=\\"DONE\\" join=\\"SUMMRY\\">W</fork>"\n'))
+  T.has(found, "2 missing-target <fork join=\"SUMMRY\">: state 'SUMMRY' not found")
+  found = lint_of(with('echo "<fork next=\\"DONE\\" join=\\"SUM\\">W</fork>"\n'))
+  T.eq(found:find("unreachable", 1, true), nil, "SUM.sh is reached through the join: " .. found)
+  T.eq(found:find("error", 1, true), nil, found)
+end)
+
+T.test("lint: wait= checked for its form and for a join beside it; forks joining differently warned", function()
+  local found = lint_of(with('echo "<fork next=\\"DONE\\" join=\\"SUM\\" wait=\\"most\\">W</fork>"\n'
+    .. 'echo "<fork next=\\"DONE\\" wait=\\"first\\">W</fork>"\n'
+    .. 'echo "<fork next=\\"DONE\\" join=\\"SUM\\" wait=\\"$n\\">W</fork>"\n'))
+  T.has(found, "1 invalid-join wait=\"most\" is not a join policy")
+  T.has(found, "2 invalid-join <fork wait=\"first\"> has no join=\"STATE\"")
+  T.has(found, "2 join-mismatch <fork> differs from the <fork join=\"SUM\"> on line 1")
+  T.eq(found:find("3 invalid-join", 1, true), nil, "a computed wait= is left to the run")
+end)
+
+T.test("diagram: an edge labelled join from the worker's state to the summary, which may end", function()
+  local _, mmd = lint_of(with('echo "<fork next=\\"DONE\\" join=\\"SUM\\">W</fork>"\n'))
+  T.has(mmd, 's_W_sh ==>|"join"| s_SUM_sh')
+  T.has(mmd, 's_SUM_sh -->|"result"| __end__')
+end)
