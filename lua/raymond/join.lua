@@ -29,7 +29,8 @@
 --   need     how many successes fire the join early (all: every worker)
 --   cwd      the parent's directory at the fork: the summary starts there
 --   members  in fork order: { agent =, state =, status = "running" | "ok"
---            | "failed" | "cancelled", result =, error =, detail = }
+--            | "failed" | "cancelled", result =, truncated =, error =,
+--            detail = }
 
 local raymond = require("raymond")
 local console = require("raymond.console")
@@ -37,6 +38,20 @@ local console = require("raymond.console")
 local M = {}
 
 M.STATUSES = { running = true, ok = true, failed = true, cancelled = true }
+
+-- The longest payload a join keeps of one worker, in bytes.  A pending
+-- group is saved with every transition of the run, so what it holds costs
+-- at each save; work bigger than this belongs in files, whose names the
+-- workers return.  A longer payload is cut (at a character boundary) and
+-- its entry says how long it was (`truncated`).
+M.RESULT_MAX = 1024 * 1024
+
+-- `s` cut to at most `max` bytes, never inside a UTF-8 sequence.
+local function cut(s, max)
+  local n = max
+  while n > 0 and (s:byte(n + 1) or 0) & 0xC0 == 0x80 do n = n - 1 end
+  return s:sub(1, n)
+end
 
 -- The number of successes `wait` names ("all" and "first" too, as
 -- "all" and 1), or nil and why it is no policy, whatever the workers.
@@ -170,7 +185,7 @@ function M.results(group)
   local list = {}
   for i, m in ipairs(group.members) do
     list[i] = { agent = m.agent, state = m.state, status = m.status, result = m.result,
-                error = m.error, detail = m.detail }
+                error = m.error, detail = m.detail, truncated = m.truncated }
   end
   return assert(raymond.json_encode(list))
 end
@@ -243,7 +258,16 @@ function M.settle(run, agent, status, value, detail, make_id)
   local m = group.members[t.index[agent.id]]
   if not m or m.status ~= "running" then return nil end
   m.status, m.state = status, agent.state
-  if status == "ok" then m.result = value else m.error, m.detail = value, detail end
+  if status == "ok" then
+    m.result = value
+    if #value > M.RESULT_MAX then
+      m.result, m.truncated = cut(value, M.RESULT_MAX), #value
+      console.warn("[%s] %s: its result is %d bytes; the join keeps the first %d", agent.id, agent.state,
+        #value, #m.result)
+    end
+  else
+    m.error, m.detail = value, detail
+  end
   t.running, t[status] = t.running - 1, t[status] + 1
   raymond.mark_dirty()
   if not M.decided(group) then return nil end
@@ -320,6 +344,7 @@ function M.check(rec, v)
       v.opt(m.result, "string", mw .. ".result")
       v.opt(m.error, "string", mw .. ".error")
       v.opt(m.detail, "string", mw .. ".detail")
+      if v.opt(m.truncated, "number", mw .. ".truncated") then v.int(m.truncated, mw .. ".truncated") end
       -- A running member is a live agent of this group, and the other
       -- way round: a worker outside its group would never be gathered.
       if (m.status == "running") ~= (live[m.agent] == gid) then

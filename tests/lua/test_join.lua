@@ -187,6 +187,15 @@ T.test("quorum: fires at N successes, or as soon as N can no longer be reached",
   same(cjson.decode(s.results)[3], { agent = ws[3].id, state = "W.sh", status = "cancelled" })
 end)
 
+T.test("settle: a payload over RESULT_MAX is cut at a character boundary and says how long it was", function()
+  local run, ws = forked(1)
+  local big = string.rep("a", join.RESULT_MAX - 1) .. "\u{e9}" .. "tail"
+  local s = settle(run, ws[1], "ok", big)
+  local r = cjson.decode(s.results)[1]
+  T.eq(#r.result, join.RESULT_MAX - 1, "the two-byte character is not split")
+  T.eq(r.truncated, #big)
+end)
+
 T.test("settle: a worker outside any join, or already settled, is ignored", function()
   local run, ws = forked(2)
   T.eq(settle(run, ws[1], "ok", "a"), nil)
