@@ -318,24 +318,34 @@ end
 local function stray_dir(rec, roots, path)
   local bad = "state file " .. path .. " is not a valid raymond state: "
   local left = "the file was left as it is; "
+  local dirs = {}
   for i, a in ipairs(rec.agents) do
-    local dirs = { { a.cwd, string.format("agents[%d].cwd", i) } }
+    local whose = "the directory of agent " .. a.id
+    dirs[#dirs + 1] = { a.cwd, string.format("agents[%d].cwd", i), whose }
     for j, f in ipairs(a.stack) do
-      if f.cwd then dirs[#dirs + 1] = { f.cwd, string.format("agents[%d].stack[%d].cwd", i, j) } end
+      if f.cwd then dirs[#dirs + 1] = { f.cwd, string.format("agents[%d].stack[%d].cwd", i, j), whose } end
     end
-    for _, d in ipairs(dirs) do
-      -- Only the resolved path says where a directory is: the text of
-      -- PROJECT/missing/../../etc starts inside the project.
-      local real = raymond.realpath(d[1])
-      if not real or raymond.stat(real) ~= "dir" then
-        return { msg = string.format("%s%s '%s', the directory of agent %s, %s", bad, d[2], d[1], a.id,
-                   real and "is not a directory" or "does not exist"),
-                 hint = left .. "create the directory again, restore the file from a backup, or start a new run" }
-      end
-      if not transition.inside(roots, real) then
-        return { msg = string.format("%s%s %s is %s", bad, d[2], real, transition.outside(roots, real)),
-                 hint = left .. "restore it from a backup or start a new run" }
-      end
+  end
+  -- A join's summary starts in the directory its group keeps (raymond.join).
+  local gids = {}
+  for gid in pairs(rec.joins or {}) do gids[#gids + 1] = gid end
+  table.sort(gids)
+  for _, gid in ipairs(gids) do
+    dirs[#dirs + 1] = { rec.joins[gid].cwd, "joins." .. gid .. ".cwd",
+                        "where the join of agent " .. rec.joins[gid].parent .. " starts its summary" }
+  end
+  for _, d in ipairs(dirs) do
+    -- Only the resolved path says where a directory is: the text of
+    -- PROJECT/missing/../../etc starts inside the project.
+    local real = raymond.realpath(d[1])
+    if not real or raymond.stat(real) ~= "dir" then
+      return { msg = string.format("%s%s '%s', %s, %s", bad, d[2], d[1], d[3],
+                 real and "is not a directory" or "does not exist"),
+               hint = left .. "create the directory again, restore the file from a backup, or start a new run" }
+    end
+    if not transition.inside(roots, real) then
+      return { msg = string.format("%s%s %s is %s", bad, d[2], real, transition.outside(roots, real)),
+               hint = left .. "restore it from a backup or start a new run" }
     end
   end
 end

@@ -26,7 +26,8 @@
 --
 -- job.hold (raymond.hold(): while held, the child's silence is not
 -- inactivity), job.cancel (raymond.canceller(): ends this one child
--- early, the agent's when a join no longer needs it), job.tags, job.lines, job.lines_max, job.prints and job.capture are
+-- early; by default the agent's, for a join that no longer needs it),
+-- job.tags, job.lines, job.lines_max, job.prints and job.capture are
 -- passed to raymond.spawn, whose result is returned with `started_at`
 -- added, and then the step's record
 -- (raymond.record) or nil, for the caller to add the outcome with

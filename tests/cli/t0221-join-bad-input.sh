@@ -107,7 +107,10 @@ test_expect_success 'run: forks of one reply of which only some join' '
 	runtime_err "<fork>W</fork> has no join= while another fork of the reply joins SUM.sh"
 '
 
-test_expect_success 'resume: a hand-edited join is refused naming the field, the file left as it is' '
+# killed_join: a run killed -9 while its join's one worker runs (the
+# worker stopped too); its state, as a resume reads it, in st.json, and
+# the run's id in $id.
+killed_join() {
 	setup &&
 	state START.sh <<-\EOS &&
 	echo "<fork next=\"DONE\" join=\"SUM\">W</fork>"
@@ -123,12 +126,31 @@ test_expect_success 'resume: a hand-edited join is refused naming the field, the
 	kill "$(cat w.pid)" &&
 	id=$(run_id) &&
 	raymond --status "$id" --json >st.json &&
-	grep -q "\"joins\":{\"main_w1\"" st.json &&
-	sed "s/\"state\":\"W.sh\",\"status\":\"running\"/\"state\":\"W.sh\",\"status\":\"done\"/; s/\"revision\":[0-9]*/\"revision\":999999/" st.json >"$(state_file)" &&
+	grep -q "\"joins\":{\"main_w1\"" st.json
+}
+
+# edited SED-SCRIPT: the state file becomes st.json edited so, the
+# journal gone; a copy of it in before.json.
+edited() {
+	sed "$1; s/\"revision\":[0-9]*/\"revision\":999999/" st.json >"$(state_file)" &&
 	rm -f ".raymond/state/$id.journal" &&
-	cp "$(state_file)" before.json &&
+	cp "$(state_file)" before.json
+}
+
+test_expect_success 'resume: a hand-edited join is refused naming the field, the file left as it is' '
+	killed_join &&
+	edited "s/\"state\":\"W.sh\",\"status\":\"running\"/\"state\":\"W.sh\",\"status\":\"done\"/" &&
 	expect_status 1 raymond --resume "$id" 2>err &&
 	grep -F "joins.main_w1.members[1].status '"'"'done'"'"' is not running, ok, failed or cancelled" err &&
+	cmp before.json "$(state_file)"
+'
+
+test_expect_success 'resume: a join whose summary would start outside the project is refused' '
+	killed_join &&
+	edited "s|\"cwd\":\"$PWD\",\"members\"|\"cwd\":\"/\",\"members\"|" &&
+	grep -q "\"cwd\":\"/\",\"members\"" "$(state_file)" &&
+	expect_status 1 raymond --resume "$id" 2>err &&
+	grep -F "joins.main_w1.cwd / is outside the directory the run was started in" err &&
 	cmp before.json "$(state_file)"
 '
 
