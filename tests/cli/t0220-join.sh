@@ -145,8 +145,7 @@ test_expect_success 'several joins in one run, each with its own summary' '
 	EOS
 	raymond wf >out 2>err &&
 	test "$(wc -l <sum.log)" -eq 2 &&
-	grep -q "^main_sum2 " sum.log &&
-	grep -q "^main_sum4 " sum.log
+	test "$(cut -d" " -f1 sum.log | grep "^main_sum[234]$" | sort -u | wc -l)" -eq 2
 '
 
 test_done
