@@ -134,6 +134,34 @@ test_expect_success 'a markdown summary sees {{results}} and {{input}}' '
 	grep -F "Input: [{\\\"agent\\\":\\\"main_w1\\\"" fake/log.jsonl
 '
 
+test_expect_success 'first: a markdown worker'"'"'s Claude turn is stopped too, its turn closed' '
+	use_fake &&
+	state START.sh <<-\EOS &&
+	echo "<fork next=\"DONE\" join=\"SUM\" wait=\"first\">SLOW.md</fork>"
+	echo "<fork next=\"DONE\" join=\"SUM\" wait=\"first\">FAST.sh</fork>"
+	EOS
+	state SLOW.md <<-\EOS &&
+	Think for a long time.
+	MOCK: hang 60
+	EOS
+	state FAST.sh <<-\EOS &&
+	for _ in $(seq 3000); do grep -qs hang fake/log.jsonl && break; sleep 0.02; done
+	echo "<result>fast</result>"
+	EOS
+	state DONE.sh <<-\EOS &&
+	echo "<result>parent done</result>"
+	EOS
+	state SUM.sh <<-\EOS &&
+	cp "$RAYMOND_RESULTS_FILE" results.json
+	echo "<result>s</result>"
+	EOS
+	start=$(now_ms) &&
+	raymond wf >out 2>err &&
+	test $(( $(now_ms) - start )) -lt 30000 &&
+	grep -q "\"agent\":\"main_slow1\",\"state\":\"SLOW.md\",\"status\":\"cancelled\"" results.json &&
+	grep -q "\"open_turns\":{}" "$(state_file)"
+'
+
 test_expect_success 'several joins in one run, each with its own summary' '
 	export JOIN_DIR=$PWD &&
 	setup &&
