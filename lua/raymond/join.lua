@@ -180,6 +180,14 @@ function M.decided(group)
   return t.ok >= group.need or t.ok + t.running < group.need
 end
 
+-- One line for `raymond status`: "main_w1 of main -> SUM.sh (wait all):
+-- 2 of 5 ended (1 ok, 1 failed)".
+function M.describe(gid, group)
+  local t = tally(group)
+  return string.format("%s of %s -> %s (wait %s): %d of %d ended (%d ok, %d failed)", gid, group.parent,
+    group.target, group.wait, #group.members - t.running, #group.members, t.ok, t.failed)
+end
+
 -- The results as the summary sees them: a JSON list in fork order.
 function M.results(group)
   local list = {}

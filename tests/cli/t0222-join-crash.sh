@@ -72,6 +72,8 @@ test_expect_success 'kill -9 while workers run: the ended ones are not run again
 	wait_for_line work.log "^end 1$" &&
 	wait_for_line work.log "^start 5$" &&
 	wait_until 60 results_in &&
+	raymond status "$(run_id)" >status &&
+	grep -F "Joins:     main_w1 of main -> SUM.sh (wait all): 2 of 5 ended (2 ok, 0 failed)" status &&
 	kill -9 $pid && { wait $pid 2>/dev/null || true; } &&
 	ended pid-3 pid-4 pid-5 &&
 	rm hold-3 hold-4 hold-5 &&

@@ -4,6 +4,7 @@
 
 local raymond = require("raymond")
 local hooks = require("raymond.hooks")
+local join = require("raymond.join")
 local resolve = require("raymond.resolve")
 local runinfo = require("raymond.runinfo")
 local text = require("raymond.text")
@@ -28,13 +29,13 @@ M.flags = {
 
 M.help = [[
 Shows the run ID: its --name, its workflow, status, steps, what it cost
-against its budget, how long it ran, the hook files it loads, and each
-agent with the state it is at, the states its <result> returns to, its
-input and its cost.  With --json it prints the state file and journal as
-one record, exactly as a resume would read it, for scripts (cost is
-"cost", each agent's "cost", the budget "launch.budget", the name
-"launch.name").  A run whose raymond died (kill -9, a crash) shows as
-interrupted, not running.]]
+against its budget, how long it ran, the hook files it loads, each agent
+with the state it is at, the states its <result> returns to, its input
+and its cost, and each join still waiting for its workers.  With --json
+it prints the state file and journal as one record, exactly as a resume
+would read it, for scripts (cost is "cost", each agent's "cost", the
+budget "launch.budget", the name "launch.name").  A run whose raymond
+died (kill -9, a crash) shows as interrupted, not running.]]
 
 -- "$1.2345 of a $10.00 budget", or "of no budget" when it has none.
 local function cost_line(info)
@@ -78,6 +79,13 @@ function M.main(opts)
     if a.input then line = line .. string.format(" [input: %q]", a.input:sub(1, 60)) end
     line = line .. ", " .. text.usd(a.cost) .. " spent"
     out[#out + 1] = line
+  end
+  -- The joins still waiting for their workers (raymond.join).
+  local gids = {}
+  for gid in pairs(run.joins or {}) do gids[#gids + 1] = gid end
+  table.sort(gids)
+  for i, gid in ipairs(gids) do
+    out[#out + 1] = (i == 1 and "Joins:     " or "           ") .. join.describe(gid, run.joins[gid])
   end
   if run.result then out[#out + 1] = "Result:    " .. run.result end
   -- The result and the error may quote a model: shown, not obeyed.
