@@ -16,6 +16,11 @@
 #   fanout  one state forking 1000 script workers, against bash starting
 #           the same 1000 scripts in the background and waiting for them;
 #           raymond's peak resident memory.
+#   join    the same fan-out with join=: the whole run against the plain
+#           fan-out, and the time from the end of the last worker to the
+#           start of the join's summary (each script notes
+#           $EPOCHREALTIME) against the time from the end of one state to
+#           the start of the next across a <goto>.
 #   hooks   the four events of a transition dispatched to 4 no-op hook
 #           files handling every event, against none (bench/hooks.lua,
 #           in the real host): the hooks' cost per transition.
@@ -126,6 +131,27 @@ else
 	f_rss=0
 fi
 
+# The same fan-out joined: the workers note when they end, the summary
+# when it starts; the gap is what gathering 1000 results takes.  The
+# baseline is one <goto> between two states noting the same.
+mkdir -p jwf gwf
+{ echo 'for i in $(seq 1 1000); do echo "<fork next=\"END\" join=\"SUM\" k=\"$i\">W</fork>"; done'; } >jwf/START.sh
+echo 'echo "$EPOCHREALTIME" >>ends; echo "<result>w $k</result>"' >jwf/W.sh
+echo 'echo "<result>end</result>"' >jwf/END.sh
+echo 'echo "$EPOCHREALTIME" >sum-start; echo "<result>sum</result>"' >jwf/SUM.sh
+echo 'echo "$EPOCHREALTIME" >ends; echo "<goto>B</goto>"' >gwf/START.sh
+echo 'echo "$EPOCHREALTIME" >sum-start; echo "<result>b</result>"' >gwf/B.sh
+# gap_ns WORKFLOW: the time from the last line of ends to sum-start.
+gap_ns() {
+	rm -rf .raymond ends sum-start
+	"$ray" "$1" --quiet --no-debug >/dev/null 2>&1
+	awk -v s="$(cat sum-start)" '{ if ($1 > m) m = $1 } END { printf "%d\n", (s - m) * 1e9 }' ends
+}
+ray_join() { rm -rf .raymond ends; "$ray" jwf --quiet --no-debug; }
+j_ray=$(measure ray_join)
+j_gap=$(for _ in $(seq 1 "$repeat"); do gap_ns jwf; done | median)
+g_gap=$(for _ in $(seq 1 "$repeat"); do gap_ns gwf; done | median)
+
 # A 1000-state chain to lint: START, S0002 ... S1000, every tenth a script.
 mkdir -p lwf
 for i in $(seq 1 1000); do
@@ -154,7 +180,8 @@ t=$(measure true_loop)
 awk -v r="$r" -v b="$b" -v d="$d" -v v="$v" -v t="$t" -v n="$steps" \
     -v sr="$s_ray" -v sc="$s_cat" -v sb="$stream_bytes" -v rss="$rss" \
     -v mr="$m_ray" -v mf="$m_fake" -v mn="$md_steps" -v hk="$hooks_line" \
-    -v fr="$f_ray" -v fb="$f_bash" -v frss="$f_rss" -v lr="$l_ray" -v lg="$l_grep" 'BEGIN {
+    -v fr="$f_ray" -v fb="$f_bash" -v frss="$f_rss" -v lr="$l_ray" -v lg="$l_grep" \
+    -v jr="$j_ray" -v jg="$j_gap" -v gg="$g_gap" 'BEGIN {
 	printf "%-34s %12s %12s %8s\n", "benchmark", "raymond", "baseline", "ratio"
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "chain of " n " script steps", r / 1e6, b / 1e6, r / b
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "  the same, against an sh loop", r / 1e6, d / 1e6, r / d
@@ -164,6 +191,8 @@ awk -v r="$r" -v b="$b" -v d="$d" -v v="$v" -v t="$t" -v n="$steps" \
 	printf "%-34s %10.3fms\n", "raymond cost per markdown step", (mr - mf) / mn / 1e6
 	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "fan-out of 1000 script agents", fr / 1e6, fb / 1e6, fr / fb
 	printf "%-34s %8.1f MB\n", "fan-out peak RSS of raymond", frss / 1024
+	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "the same fan-out, joined", jr / 1e6, fr / 1e6, jr / fr
+	printf "%-34s %10.1fms %10.1fms %7.2fx\n", "last worker end -> summary start", jg / 1e6, gg / 1e6, jg / gg
 	split(hk, h, " ")
 	printf "%-34s %10.1fus %10.1fus\n", "4 no-op hook files, per transition", h[4], h[3]
 	printf "%-34s %10.1fus\n", "no-op hooks, cost per transition", h[4] - h[3]

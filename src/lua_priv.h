@@ -32,6 +32,7 @@ struct ray_host {
 	int running;		/* children started and not yet done */
 	int max_parallel;	/* 0: no limit */
 	int dirty;		/* the engine asked for a flush */
+	int cancel_pending;	/* a queued job's canceller was cancelled */
 	uv_timer_t dirty_timer;	/* a flush asked for later */
 	int flush_ref;		/* registry ref of the flush function */
 	int interrupted;	/* the signal number that stopped the run */

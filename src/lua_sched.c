@@ -76,6 +76,19 @@
 
 static const char JOB[] = "raymond.job";
 static const char HOLD[] = "raymond.hold";
+static const char CANCEL[] = "raymond.canceller";
+
+/*
+ * raymond.canceller(): ends the commands of one agent without stopping
+ * the run.  Given to raymond.spawn{..., cancel = c}, it knows the job that
+ * runs under it (an agent runs one command at a time); c:cancel() kills
+ * that job's process group, or takes it out of the queue, and every later
+ * spawn under it ends at once as killed.
+ */
+struct ray_canceller {
+	int cancelled;
+	struct ray_job *job;	/* the job queued or running under it */
+};
 
 /*
  * Where one pipe's <print> text goes: made safe, then to stdout or, a line
@@ -130,6 +143,8 @@ struct ray_job {
 	int prints_ref;		/* function called per <print> line, or LUA_NOREF */
 	const struct ray_proc_hold *hold;	/* raymond.hold() given, or NULL */
 	int hold_ref;		/* keeps the hold's userdata alive */
+	struct ray_canceller *cancel;	/* raymond.canceller() given, or NULL */
+	int cancel_ref;		/* keeps the canceller's userdata alive */
 	int prints_failed;	/* the prints function raised; no more calls */
 };
 
@@ -667,6 +682,11 @@ job_release(lua_State *L, struct ray_job *j)
 	luaL_unref(L, LUA_REGISTRYINDEX, j->hold_ref);
 	j->hold_ref = LUA_NOREF;
 	j->hold = NULL;
+	if (j->cancel && j->cancel->job == j)
+		j->cancel->job = NULL;
+	luaL_unref(L, LUA_REGISTRYINDEX, j->cancel_ref);
+	j->cancel_ref = LUA_NOREF;
+	j->cancel = NULL;
 	free(j->spawn_error);
 	j->spawn_error = NULL;
 	free(j->group_file);
@@ -700,6 +720,8 @@ job_complete(struct ray_job *j, const struct ray_proc_result *res)
 		j->result = *res;
 		j->has_result = 1;
 	}
+	if (j->cancel && j->cancel->job == j)
+		j->cancel->job = NULL;
 	resume(j->h, j->co, j->co_ref, 0, j->h->L);
 }
 
@@ -840,6 +862,31 @@ stop_queue(struct ray_host *h)
 		job_complete(dequeue(h), NULL);
 }
 
+/*
+ * Resume every queued job whose canceller was cancelled as killed before
+ * it started.  A resumed coroutine may queue more (appended at the tail,
+ * which `pp` still reaches), and those are looked at too.
+ */
+static void
+sweep_cancelled(struct ray_host *h)
+{
+	struct ray_job **pp = &h->queue_head, *j, *prev = NULL;
+
+	h->cancel_pending = 0;
+	while ((j = *pp) != NULL) {
+		if (j->cancel != NULL && j->cancel->cancelled) {
+			*pp = j->next;
+			if (h->queue_tail == j)
+				h->queue_tail = prev;
+			j->next = NULL;
+			job_complete(j, NULL);
+		} else {
+			prev = j;
+			pp = &j->next;
+		}
+	}
+}
+
 static void wake_sleepers(struct ray_host *h);
 static void wake_lines(struct ray_host *h);
 
@@ -850,6 +897,8 @@ on_prepare(uv_prepare_t *ph)
 
 	if (h->dirty)
 		flush(h);
+	if (h->cancel_pending)
+		sweep_cancelled(h);
 	while (h->queue_head && !h->stopping &&
 	    (h->max_parallel <= 0 || h->running < h->max_parallel)) {
 		launch(h, dequeue(h));
@@ -862,7 +911,7 @@ on_prepare(uv_prepare_t *ph)
 		wake_lines(h);
 		stop_queue(h);
 	}
-	if (!h->dirty && (h->queue_head == NULL ||
+	if (!h->dirty && !h->cancel_pending && (h->queue_head == NULL ||
 	    (h->max_parallel > 0 && h->running >= h->max_parallel)))
 		uv_prepare_stop(ph);
 }
@@ -893,7 +942,8 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
 
 /*
  * raymond.spawn{argv=, env=, cwd=, timeout=, input=, tags=, lines=,
- * lines_max=, prints=, capture=, record=, record_step=, group_file=} runs a
+ * lines_max=, prints=, capture=, record=, record_step=, group_file=,
+ * cancel=} runs a
  * command and returns its result table when it ends.  Must be called
  * from a coroutine started by raymond.go.  `input`, a string, is written
  * to the command's stdin (which is /dev/null without it).  `lines_max`
@@ -906,7 +956,8 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
  * instead of its going to stdout;
  * `capture` keeps all of stdout and stderr (up to 64 MiB each); `record`,
  * a debug record (lua_record.c), gets each chunk of stdout and stderr as
- * a piece of step `record_step`.
+ * a piece of step `record_step`.  `cancel`, a raymond.canceller(), ends
+ * the command early when it is cancelled.
  */
 static int
 api_spawn(lua_State *L)
@@ -930,6 +981,7 @@ api_spawn(lua_State *L)
 	j->prints_ref = LUA_NOREF;
 	j->input_ref = LUA_NOREF;
 	j->hold_ref = LUA_NOREF;
+	j->cancel_ref = LUA_NOREF;
 	luaL_setmetatable(L, JOB);	/* from now on __gc frees what j holds */
 
 	lua_getfield(L, 1, "argv");
@@ -999,11 +1051,22 @@ api_spawn(lua_State *L)
 	} else {
 		lua_pop(L, 1);
 	}
+	if (lua_getfield(L, 1, "cancel") != LUA_TNIL) {
+		j->cancel = luaL_checkudata(L, -1, CANCEL);
+		j->cancel_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	} else {
+		lua_pop(L, 1);
+	}
 	lua_pushthread(L);
 	j->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 
 	/* Nothing below raises: the job is queued exactly when we yield. */
 	j->co = L;
+	if (j->cancel != NULL) {
+		j->cancel->job = j;
+		if (j->cancel->cancelled)
+			h->cancel_pending = 1;
+	}
 	if (h->queue_tail)
 		h->queue_tail->next = j;
 	else
@@ -1538,6 +1601,50 @@ hold_release(lua_State *L)
 	return 0;
 }
 
+/* ---- raymond.canceller ------------------------------------------------- */
+
+static int
+api_canceller(lua_State *L)
+{
+	struct ray_canceller *c = lua_newuserdatauv(L, sizeof(*c), 0);
+
+	memset(c, 0, sizeof(*c));
+	luaL_setmetatable(L, CANCEL);
+	return 1;
+}
+
+/*
+ * c:cancel(): the job under c ends as killed: a running one has its group
+ * sent SIGTERM (SIGKILL a second later, proc.c), a queued one is resumed
+ * from the next loop iteration, never from inside this call.
+ */
+static int
+canceller_cancel(lua_State *L)
+{
+	struct ray_canceller *c = luaL_checkudata(L, 1, CANCEL);
+	struct ray_host *h = ray__host_from(L);
+
+	c->cancelled = 1;
+	if (c->job == NULL)
+		return 0;
+	if (c->job->proc != NULL) {
+		ray_proc_kill(c->job->proc);
+	} else {
+		h->cancel_pending = 1;
+		uv_prepare_start(&h->prepare, on_prepare);
+	}
+	return 0;
+}
+
+static int
+canceller_cancelled(lua_State *L)
+{
+	struct ray_canceller *c = luaL_checkudata(L, 1, CANCEL);
+
+	lua_pushboolean(L, c->cancelled);
+	return 1;
+}
+
 static const luaL_Reg sched_funcs[] = {
 	{ "process", api_process },
 	{ "signal", api_signal },
@@ -1552,6 +1659,13 @@ static const luaL_Reg sched_funcs[] = {
 	{ "stop", api_stop },
 	{ "stopping", api_stopping },
 	{ "hold", api_hold },
+	{ "canceller", api_canceller },
+	{ NULL, NULL },
+};
+
+static const luaL_Reg cancel_methods[] = {
+	{ "cancel", canceller_cancel },
+	{ "cancelled", canceller_cancelled },
 	{ NULL, NULL },
 };
 
@@ -1578,6 +1692,12 @@ ray__sched_register(lua_State *L, struct ray_host *h)
 	lua_newtable(L);
 	lua_pushlightuserdata(L, h);
 	luaL_setfuncs(L, hold_methods, 1);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, CANCEL);
+	lua_newtable(L);
+	lua_pushlightuserdata(L, h);
+	luaL_setfuncs(L, cancel_methods, 1);
 	lua_setfield(L, -2, "__index");
 	lua_pop(L, 1);
 	lua_pushlightuserdata(L, h);

@@ -57,6 +57,7 @@
 --   ret      the return state of call/function (raw_ret, ret_error)
 --   next     the parent's continuation of fork, or where an <ask>'s
 --            answer goes (raw_next, next_error)
+--   join     the summary state of a fork's join (raw_join, join_error)
 --   timeout_next  where an <ask> goes when its timeout passes
 --            (raw_timeout_next, timeout_next_error)
 --   line     the line it is written on
@@ -224,7 +225,7 @@ end
 
 local function add_edge(wf, st, e)
   local key = table.concat({ e.tag, e.raw_target or e.target or "", e.raw_ret or "", e.raw_next or "",
-    e.raw_timeout_next or "", e.via, e.label or "" }, "\0")
+    e.raw_timeout_next or "", e.via, e.label or "", e.raw_join or "" }, "\0")
   if st.seen[key] then return end
   st.seen[key] = true
   if e.dynamic then st.dynamic = true end
@@ -251,6 +252,7 @@ local function tag_edge(wf, t, line, from, script)
   resolve_into(wf, e, "ret", t.attrs["return"], script)
   resolve_into(wf, e, "next", t.attrs.next, script)
   resolve_into(wf, e, "timeout_next", t.attrs.timeout_next, script)
+  resolve_into(wf, e, "join", t.attrs.join, script)
   -- Drawn on the edge: the agent it leads to works in a git worktree.
   if t.name == "fork" or t.name == "reset" then e.worktree = t.attrs.worktree end
   return e

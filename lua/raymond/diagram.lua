@@ -14,8 +14,9 @@
 --            "end"; state is the file name
 --   g.edges  list of { from = id, to = id, text =, style = }, style one of
 --            "solid" (the agent goes on, an <ask>'s answer or timeout
---            too), "worker" (a <fork> starts a
---            new agent there) or "hook" (a route a hook takes: an
+--            too), "worker" (a <fork> starts a new agent there; a
+--            join's summary too, drawn from the worker's state and
+--            labelled "join") or "hook" (a route a hook takes: an
 --            evaluate: answer, on_max_visits)
 --
 -- A <result> ends the agent, or returns to the state its <call> or
@@ -120,6 +121,9 @@ local function moves_of(wf)
       elseif e.tag == "fork" then
         local worker = name_of(e, "target")
         if worker then workers[#workers + 1] = worker end
+        -- A join's summary starts as a new agent too (raymond.join).
+        local summary = name_of(e, "join")
+        if summary then workers[#workers + 1] = summary end
         move(st.name, name_of(e, "next"))
       elseif e.tag == "call" or e.tag == "function" then
         local callee, ret = name_of(e, "target"), name_of(e, "ret")
@@ -170,7 +174,7 @@ function M.graph(wf)
   local missing = {}
   for _, st in ipairs(wf.states) do
     for _, e in ipairs(st.edges) do
-      for _, key in ipairs({ "target", "ret", "next", "timeout_next" }) do
+      for _, key in ipairs({ "target", "ret", "next", "join", "timeout_next" }) do
         local t = name_of(e, key)
         if t and not wf.by_name[t] and not (key == "target" and other(e)) then missing[t] = true end
       end
@@ -222,6 +226,8 @@ function M.graph(wf)
       elseif e.tag == "fork" then
         if target then add_edge(from, ids[target], edge_text(e), e.via == "hook" and "hook" or "worker") end
         if next then add_edge(from, ids[next], "next", style) end
+        local summary = name_of(e, "join")
+        if summary then add_edge(target and ids[target] or from, ids[summary], "join", "worker") end
       elseif e.tag == "ask" then
         -- The answer's way, and the way taken when nobody answers in time.
         if next then add_edge(from, ids[next], "ask", style) end

@@ -22,11 +22,13 @@ local console = require("raymond.console")
 local hookapi = require("raymond.hookapi")
 local hooks = require("raymond.hooks")
 local isolation = require("raymond.isolation")
+local join = require("raymond.join")
 local leftovers = require("raymond.leftovers")
 local record = require("raymond.record")
 local resolve = require("raymond.resolve")
 local runstate = require("raymond.runstate")
 local states = require("raymond.states")
+local tags = require("raymond.tags")
 local transition = require("raymond.transition")
 local workspace = require("raymond.workspace")
 local xworkflow = require("raymond.xworkflow")
@@ -74,11 +76,35 @@ local function remove_agent(run, agent)
   end
 end
 
+-- A member of a join ended ("ok", with its payload) or failed ("failed",
+-- with the error): it is gathered into its group, and when that fires
+-- the summary agent starts (raymond.join).  The agent is already out of
+-- the run; the run completes if no agent is left.
+local function gathered(run, agent, status, value, detail)
+  local s, parent = join.settle(run, agent, status, value, detail, tags.worker_id)
+  if s then start_workers(run, { id = parent }, { s }) end
+end
+
+-- A state of `agent` failed: the run fails, unless the agent is a member
+-- of a join, whose failures are data for the summary (raymond.join).
+local function failed(run, agent, msg, detail, hint)
+  if not agent.join or raymond.stopping() then
+    run:fail(agent, msg, detail, hint)
+    return
+  end
+  console.warn("%s: %s; gathered as a failure by its join", run:where(agent), msg)
+  remove_agent(run, agent)
+  raymond.mark_dirty()
+  gathered(run, agent, "failed", msg, detail)
+  if #run.rec.agents == 0 then run:complete() end
+end
+
 local function describe(run, out, tr)
   if out.workers then
     local ids = {}
     for i, w in ipairs(out.workers) do ids[i] = w.id .. " (" .. w.state .. ")" end
-    return string.format("fork %s; continue at %s", table.concat(ids, ", "), tr.next)
+    return string.format("fork %s; continue at %s%s", table.concat(ids, ", "), tr.next,
+      tr.join and string.format("; join at %s (wait %s)", tr.join, tr.wait) or "")
   end
   return (out.ended and "result (agent done)" or transition.describe(tr))
     .. (tr.cost and string.format(" ($%.4f, run total $%.4f)", tr.cost, run.rec.cost or 0) or "")
@@ -91,7 +117,7 @@ local function take_transition(run, agent, tr)
   local v = run:pre_transition(agent, tr)
   if not v then return false end
   if v.kind == "block" then
-    run:fail(agent, "transition blocked by " .. v.why)
+    failed(run, agent, "transition blocked by " .. v.why)
     return false
   end
   if v.kind == "error" then
@@ -99,6 +125,8 @@ local function take_transition(run, agent, tr)
     return false
   end
   if v.kind == "transition" then tr = v.transition end
+  -- A join that fired early has cancelled this agent (raymond.join).
+  if agent.cancelled then return false end
   if tr.tag == "ask" and (run.rec.launch.on_ask or "reject") == "reject" then
     run:fail(agent, "<ask> in a run that takes no questions (--on-ask reject, the default)", nil,
       "continue with: raymond --resume " .. run.rec.id .. " --on-ask pause")
@@ -127,9 +155,10 @@ local function take_transition(run, agent, tr)
   if tr.tag == "result" and #agent.stack == 0 and not isolation.release(run, agent) then return false end
   local out, aerr = transition.apply(run.rec, agent, tr, run.cd_roots)
   if not out then
-    run:fail(agent, aerr)
+    failed(run, agent, aerr)
     return false
   end
+  if out.workers and tr.join then join.open(run.rec, agent, tr, out.workers) end
   raymond.mark_dirty()
   run:log_transition(agent, from, describe(run, out, tr))
   if out.workers then start_workers(run, agent, out.workers) end
@@ -143,6 +172,7 @@ local function take_transition(run, agent, tr)
   if out.ended then
     remove_agent(run, agent)
     if agent.id == "main" then run.rec.result = out.payload end
+    if agent.join then gathered(run, agent, "ok", out.payload) end
     if not run:emit("AgentExit", agent, { result = out.payload }) then return false end
     if #run.rec.agents == 0 then run:complete() end
     return false
@@ -154,11 +184,11 @@ local function agent_steps(run, agent)
   while not raymond.stopping() do
     local scope, serr = run:scope_of(agent)
     if not scope then
-      run:fail(agent, serr, nil, "put the workflow back as it was, then: raymond --resume " .. run.rec.id)
+      failed(run, agent, serr, nil, "put the workflow back as it was, then: raymond --resume " .. run.rec.id)
       return
     end
     if not scope:has(agent.state) then
-      run:fail(agent, "state file is missing", nil, "restore " .. agent.state .. " in " .. scope.path
+      failed(run, agent, "state file is missing", nil, "restore " .. agent.state .. " in " .. scope.path
         .. ", then: raymond --resume " .. run.rec.id)
       return
     end
@@ -168,8 +198,9 @@ local function agent_steps(run, agent)
       return
     end
     local out = states.run(run, agent)
+    if agent.cancelled then return end
     if out.kind == "error" then
-      run:fail(agent, out.msg, out.detail, out.hint)
+      failed(run, agent, out.msg, out.detail, out.hint)
       return
     end
     if out.kind ~= "transition" then return end
@@ -180,6 +211,9 @@ end
 
 -- run.looping counts the agents whose loop runs, for the live view.
 function agent_loop(run, agent)
+  -- A member of a join runs its commands under a canceller, which the
+  -- join uses when it fires without waiting for it (raymond.join).
+  run.cancellers[coroutine.running()] = join.canceller(agent)
   run.looping = run.looping + 1
   agent_steps(run, agent)
   run.looping = run.looping - 1
@@ -352,24 +386,34 @@ end
 local function stray_dir(rec, roots, path)
   local bad = "state file " .. path .. " is not a valid raymond state: "
   local left = "the file was left as it is; "
+  local dirs = {}
   for i, a in ipairs(rec.agents) do
-    local dirs = { { a.cwd, string.format("agents[%d].cwd", i) } }
+    local whose = "the directory of agent " .. a.id
+    dirs[#dirs + 1] = { a.cwd, string.format("agents[%d].cwd", i), whose }
     for j, f in ipairs(a.stack) do
-      if f.cwd then dirs[#dirs + 1] = { f.cwd, string.format("agents[%d].stack[%d].cwd", i, j) } end
+      if f.cwd then dirs[#dirs + 1] = { f.cwd, string.format("agents[%d].stack[%d].cwd", i, j), whose } end
     end
-    for _, d in ipairs(dirs) do
-      -- Only the resolved path says where a directory is: the text of
-      -- PROJECT/missing/../../etc starts inside the project.
-      local real = raymond.realpath(d[1])
-      if not real or raymond.stat(real) ~= "dir" then
-        return { msg = string.format("%s%s '%s', the directory of agent %s, %s", bad, d[2], d[1], a.id,
-                   real and "is not a directory" or "does not exist"),
-                 hint = left .. "create the directory again, restore the file from a backup, or start a new run" }
-      end
-      if not transition.inside(roots, real) then
-        return { msg = string.format("%s%s %s is %s", bad, d[2], real, transition.outside(roots, real)),
-                 hint = left .. "restore it from a backup or start a new run" }
-      end
+  end
+  -- A join's summary starts in the directory its group keeps (raymond.join).
+  local gids = {}
+  for gid in pairs(rec.joins or {}) do gids[#gids + 1] = gid end
+  table.sort(gids)
+  for _, gid in ipairs(gids) do
+    dirs[#dirs + 1] = { rec.joins[gid].cwd, "joins." .. gid .. ".cwd",
+                        "where the join of agent " .. rec.joins[gid].parent .. " starts its summary" }
+  end
+  for _, d in ipairs(dirs) do
+    -- Only the resolved path says where a directory is: the text of
+    -- PROJECT/missing/../../etc starts inside the project.
+    local real = raymond.realpath(d[1])
+    if not real or raymond.stat(real) ~= "dir" then
+      return { msg = string.format("%s%s '%s', %s, %s", bad, d[2], d[1], d[3],
+                 real and "is not a directory" or "does not exist"),
+               hint = left .. "create the directory again, restore the file from a backup, or start a new run" }
+    end
+    if not transition.inside(roots, real) then
+      return { msg = string.format("%s%s %s is %s", bad, d[2], real, transition.outside(roots, real)),
+               hint = left .. "restore it from a backup or start a new run" }
     end
   end
 end

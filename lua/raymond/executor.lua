@@ -25,7 +25,9 @@
 --                under that name (raymond.record)
 --
 -- job.hold (raymond.hold(): while held, the child's silence is not
--- inactivity), job.tags, job.lines, job.lines_max, job.prints and job.capture are
+-- inactivity), job.cancel (raymond.canceller(): ends this one child
+-- early; by default the agent's, for a join that no longer needs it),
+-- job.tags, job.lines, job.lines_max, job.prints and job.capture are
 -- passed to raymond.spawn, whose result is returned with `started_at`
 -- added, and then the step's record
 -- (raymond.record) or nil, for the caller to add the outcome with
@@ -47,6 +49,7 @@ function M.run(run, job)
     argv = job.argv, env = environment(run, job.env), cwd = job.cwd or run.cwd,
     timeout = job.timeout, tags = job.tags, lines = job.lines, capture = job.capture,
     input = job.stdin, lines_max = job.lines_max, prints = job.prints, hold = job.hold,
+    cancel = job.cancel or (run.cancellers and run.cancellers[coroutine.running()]),
   }
   if run.children then
     local token = raymond.uuid()

@@ -26,6 +26,7 @@ local ask = require("raymond.ask")
 local events = require("raymond.events")
 local hooks = require("raymond.hooks")
 local isolation = require("raymond.isolation")
+local join = require("raymond.join")
 local policy = require("raymond.policy")
 local resolve = require("raymond.resolve")
 local tags = require("raymond.tags")
@@ -108,6 +109,7 @@ local function graph(wf)
       if e.ret then succ[e.ret] = true; own[e.ret] = true end
       if e.next then succ[e.next] = true; own[e.next] = true end
       if e.timeout_next then succ[e.timeout_next] = true; own[e.timeout_next] = true end
+      if e.join then succ[e.join] = true end
       if e.target and (e.tag == "goto" or e.tag == "reset") then own[e.target] = true end
     end
     -- Where the text cannot say (a computed target, a script that prints
@@ -259,7 +261,8 @@ end
 -- Variables a prompt sees (raymond.template): its own, and each name a
 -- <fork> of the workflow gives its workers.
 local function prompt_vars(wf)
-  local vars = { workflow_id = true, agent_id = true, task_folder = true, input = true, result = true }
+  local vars = { workflow_id = true, agent_id = true, task_folder = true, input = true, result = true,
+                 results = true }
   local fork = tags.by_name.fork
   for _, st in ipairs(wf.states) do
     for _, t in ipairs(st.tags) do
@@ -520,6 +523,10 @@ M.checks = {
             add(file_of(wf, st), e.line, string.format("<%s timeout_next=\"%s\">: %s", e.tag,
               e.raw_timeout_next, short(wf, e.timeout_next_error)))
           end
+          if e.join_error and not ambiguous(e.join_error) then
+            add(file_of(wf, st), e.line, string.format("<%s join=\"%s\">: %s", e.tag, e.raw_join,
+              short(wf, e.join_error)))
+          end
         end
       end
     end,
@@ -614,7 +621,7 @@ M.checks = {
       for _, st in ipairs(wf.states) do
         for _, e in ipairs(st.edges) do
           for _, msg in ipairs({ e.error or false, e.ret_error or false, e.next_error or false,
-                                 e.timeout_next_error or false }) do
+                                 e.timeout_next_error or false, e.join_error or false }) do
             if ambiguous(msg) then add(file_of(wf, st), e.line, short(wf, msg)) end
           end
         end
@@ -652,6 +659,28 @@ M.checks = {
       .. "variable)",
     fix = "remove or rename the attribute (docs/protocol.md lists each tag's)",
     check = function(wf, add) attr_check(wf, add, "other") end,
+  },
+  {
+    id = "invalid-join", severity = "error",
+    what = "a <fork> has wait= without join=, or a wait= that is not all, first or a number",
+    fix = "write join=\"STATE\" beside wait=, and wait=\"all\", \"first\" or \"N\" (docs/protocol.md, \"Joins\")",
+    check = function(wf, add)
+      for _, st in ipairs(wf.states) do
+        each_tag_attrs(st, function(name, attrs, line)
+          local wait = name == "fork" and attrs.wait
+          if type(wait) ~= "string" or (st.kind == "script" and wait:find("[$`\\]")) then return end
+          if attrs.join == nil then
+            add(file_of(wf, st), line, string.format("<fork wait=\"%s\"> has no join=\"STATE\"; wait= says "
+              .. "how many workers a join waits for", wait))
+          else
+            -- The number of workers is known when the reply is: here
+            -- only the form of the policy is.
+            local _, err = join.form(wait)
+            if err then add(file_of(wf, st), line, err) end
+          end
+        end)
+      end
+    end,
   },
   {
     id = "invalid-hook-field", severity = "error",
@@ -766,6 +795,28 @@ M.checks = {
             break
           end
           if n then first = first or t end
+        end
+      end
+    end,
+  },
+  {
+    id = "join-mismatch", severity = "warning",
+    what = "<fork> tags of one state join different states, or some join and some do not",
+    fix = "give every <fork> of one reply the same join= (a reply with a mix is refused when it runs)",
+    check = function(wf, add)
+      for _, st in ipairs(wf.states) do
+        local first
+        for _, t in ipairs(st.tags) do
+          if t.name == "fork" then
+            local j = t.attrs.join and trim(t.attrs.join) or ""
+            if first and j ~= first.j then
+              add(file_of(wf, st), t.line, string.format("<fork%s> differs from the <fork%s> on line %d; "
+                .. "the forks of one reply must all join the same state", j ~= "" and (" join=\"" .. j .. "\"") or "",
+                first.j ~= "" and (" join=\"" .. first.j .. "\"") or "", first.line))
+              break
+            end
+            first = first or { j = j, line = t.line }
+          end
         end
       end
     end,

@@ -77,6 +77,9 @@ function M.new(fields)
   run.flight = {}
   run.hook_call = setmetatable({}, { __mode = "k" })
   run.looping = 0
+  -- The raymond.canceller of each agent's coroutine, for a join that
+  -- stops a member early (raymond.join, raymond.executor).
+  run.cancellers = setmetatable({}, { __mode = "k" })
   return run
 end
 

@@ -23,6 +23,7 @@
 
 local raymond = require("raymond")
 local isolation = require("raymond.isolation")
+local join = require("raymond.join")
 local states = require("raymond.states")
 local tags = require("raymond.tags")
 local cjson = raymond.cjson
@@ -289,6 +290,7 @@ function M.decode(text, path)
     end
     run.format = math.tointeger(run.format)
     integers(run, "state")
+    join.check(run, { expect = expect, opt = opt, list = list, int = int, state_name = state_name, dir = dir })
     -- The launch options a resume reads (engine.LAUNCH_OPTIONS), and
     -- list, status and watch show.
     for _, k in ipairs({ "timeout", "budget" }) do opt(run.launch[k], "number", "launch." .. k) end

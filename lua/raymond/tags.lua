@@ -74,6 +74,11 @@ function M.var_error(name, environ)
       .. "and _, not starting with a digit (upper-case names such as PATH or BASH_ENV are settings "
       .. "programs read from their environment)", tostring(name))
   end
+  local like = require("raymond.join").misspelt(name)
+  if like then
+    return string.format("'%s' cannot be a worker variable: it looks like a misspelt %s= of <fork> "
+      .. "(see docs/protocol.md, \"Joins\")", name, like)
+  end
   own_environ = own_environ or raymond.environ()
   if (environ or own_environ)[name] ~= nil then
     return string.format("'%s' cannot be a worker variable: raymond's own environment has %s, "
@@ -91,6 +96,7 @@ function M.var_error(name, environ)
 end
 
 -- The worker id for a fork from `parent` to `target`: parent_<stem6><n>.
+-- A join's summary agent is named the same way (raymond.join).
 -- A <fork-workflow> worker's stem comes from the workflow path and
 -- counts under the key parent_<stem>; an id another agent holds already
 -- is skipped, since agent ids are unique in a run.
@@ -110,6 +116,8 @@ local function worker_id(run, parent, f)
   run.fork_counters[key] = n
   return id
 end
+-- By a target's name, for a join's summary agent (raymond.join).
+function M.worker_id(run, parent, target) return worker_id(run, parent, { target = target }) end
 
 -- A frame keeps where the caller is, its workflow included, for the
 -- <result> that returns to it.
@@ -211,7 +219,10 @@ M.list = {
     usage = '<fork next="NEXT" item="x">WORKER</fork>',
     summary = "start a parallel agent at WORKER",
     body = "target",
-    attrs = { next = "target", cd = "dir", input = "text", task = "text", worktree = "text" },
+    -- join= and wait=: raymond.join gathers the workers' results;
+    -- task= and worktree=: raymond.isolation.
+    attrs = { next = "target", cd = "dir", input = "text", join = "target", wait = "text",
+              task = "text", worktree = "text" },
     free = true,
     session = "fresh",
     prepare = xwf_prepare,

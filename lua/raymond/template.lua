@@ -19,6 +19,8 @@ function M.vars(run, agent)
     v.input = agent.input
     v.result = agent.input
   end
+  -- A join's summary, in its first state: the gathered results (raymond.join).
+  if agent.results ~= nil then v.results = agent.results end
   return v
 end
 

@@ -10,6 +10,7 @@
 local raymond = require("raymond")
 local ask = require("raymond.ask")
 local isolation = require("raymond.isolation")
+local join = require("raymond.join")
 local resolve = require("raymond.resolve")
 local scope_of = require("raymond.scope")
 local tags = require("raymond.tags")
@@ -172,6 +173,13 @@ local function decide_forks(list, scope)
       list[1].name == "goto" and list[2].name or list[1].name)
   end
   tr.next = cont
+  local forks = {}
+  for _, t in ipairs(list) do
+    if t.name == "fork" then forks[#forks + 1] = t end
+  end
+  local j, jerr = join.decide(forks, function(t, key) return resolve_attr(scope, t, key) end)
+  if j == false then return nil, jerr end
+  if j then tr.join, tr.wait = j.join, j.wait end
   return tr
 end
 
@@ -278,6 +286,7 @@ function M.apply(run, agent, tr, roots)
   local cwds, err = M.cwds(agent, tr, roots)
   if not cwds then return nil, err end
   agent.input = nil
+  agent.results = nil
   agent.branch = nil
   agent.ask_id = nil
   return e.apply(run, agent, tr, cwds) or {}
@@ -290,7 +299,8 @@ function M.describe(tr)
   if tr.forks then
     local t = {}
     for i, f in ipairs(tr.forks) do t[i] = f.spec and (f.spec .. " (" .. f.target .. ")") or f.target end
-    return string.format("fork %s; continue at %s", table.concat(t, ", "), tr.next)
+    return string.format("fork %s; continue at %s%s", table.concat(t, ", "), tr.next,
+      tr.join and string.format("; join at %s (wait %s)", tr.join, tr.wait) or "")
   end
   local target = tr.spec and (tr.spec .. " (" .. tr.target .. ")") or tr.target
   if tr.ret then return string.format("%s %s (return to %s)", tr.tag, target, tr.ret) end

@@ -39,6 +39,13 @@ test_expect_success 'workflows/approval pauses for a person, is refused without 
 	test -e approval-out/applied &&
 	grep -qx "review: yes, looks right" approval-out/change.txt
 '
+test_expect_success 'workflows/fan-out-join joins the workers and summarises, a failure included' '
+	raymond "$TESTS_TOP/workflows/fan-out-join" --input "one three 4x fifteen" >out 2>err &&
+	printf "3 measured, 1 failed:\n  one has 3 letters\n  three has 5 letters\n  fifteen has 7 letters\nforked one worker per word\n" >expect &&
+	cmp expect out &&
+	grep -q "join of 4 workers (wait all): 3 ok, 1 failed, 0 cancelled; main_summar5 starts at SUMMARY.sh" err &&
+	grep -q "completed: 7 steps" err
+'
 
 # Copy example NAME to ./NAME and append a MOCK line to each listed prompt,
 # so the fake claude plays the model: script STATE "MOCK: ..." ...

@@ -152,6 +152,8 @@ local function general()
   out[#out + 1] = [[
 
 <print>TEXT</print> shows TEXT as it arrives and is not a transition.
+<fork ... join="SUM" wait="all|first|N"> gathers the workers' results,
+failures included, for a new agent at SUM ({{results}}, RAYMOND_RESULTS_FILE).
 WORKFLOW is a folder (entry state 1_START or START), a .zip archive of one,
 or one state file.
 A script sees RAYMOND_INPUT/RAYMOND_RESULT (the payload handed to it;

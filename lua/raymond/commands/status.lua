@@ -4,6 +4,7 @@
 
 local raymond = require("raymond")
 local hooks = require("raymond.hooks")
+local join = require("raymond.join")
 local resolve = require("raymond.resolve")
 local runinfo = require("raymond.runinfo")
 local text = require("raymond.text")
@@ -28,14 +29,15 @@ M.flags = {
 
 M.help = [[
 Shows the run ID: its --name, its workflow, status, steps, what it cost
-against its budget, how long it ran, the hook files it loads, and each
-agent with the state it is at, the states its <result> returns to, its
-input, its cost and the git worktree it works in, and the worktrees kept
-when their agents ended because they held uncommitted changes.  With
---json it prints the state file and journal as one record, exactly as a
-resume would read it, for scripts (cost is "cost", each agent's "cost",
-the budget "launch.budget", the name "launch.name").  A run whose
-raymond died (kill -9, a crash) shows as interrupted, not running.]]
+against its budget, how long it ran, the hook files it loads, each agent
+with the state it is at, the states its <result> returns to, its input,
+its cost and the git worktree it works in, the worktrees kept when their
+agents ended because they held uncommitted changes, and each join still
+waiting for its workers.  With --json it prints the state file and
+journal as one record, exactly as a resume would read it, for scripts
+(cost is "cost", each agent's "cost", the budget "launch.budget", the
+name "launch.name").  A run whose raymond died (kill -9, a crash) shows
+as interrupted, not running.]]
 
 -- "$1.2345 of a $10.00 budget", or "of no budget" when it has none.
 local function cost_line(info)
@@ -96,6 +98,13 @@ function M.main(opts)
   for i, k in ipairs(run.kept_worktrees or {}) do
     out[#out + 1] = (i == 1 and "Kept:      " or "           ")
       .. string.format("%s (branch %s, agent %s): %s", k.path, k.branch, k.agent, k.why)
+  end
+  -- The joins still waiting for their workers (raymond.join).
+  local gids = {}
+  for gid in pairs(run.joins or {}) do gids[#gids + 1] = gid end
+  table.sort(gids)
+  for i, gid in ipairs(gids) do
+    out[#out + 1] = (i == 1 and "Joins:     " or "           ") .. join.describe(gid, run.joins[gid])
   end
   if run.result then out[#out + 1] = "Result:    " .. run.result end
   -- The result and the error may quote a model: shown, not obeyed.

@@ -8,6 +8,7 @@
 local raymond = require("raymond")
 local console = require("raymond.console")
 local executor = require("raymond.executor")
+local join = require("raymond.join")
 local states = require("raymond.states")
 local transition = require("raymond.transition")
 
@@ -120,6 +121,8 @@ function M.run(run, agent)
   local env = script_env(run, agent, file)
   local input_path, ierr = input_file(run, agent, env)
   if ierr then return ierr end
+  local results_path, rerr = join.results_file(run, agent, env)
+  if rerr then return states.error("cannot hand the join's results to the script: " .. rerr) end
   local limit, where = timeout(run, agent)
   local res, step = executor.run(run, {
     argv = { "bash", file }, env = env, cwd = agent.cwd,
@@ -127,6 +130,7 @@ function M.run(run, agent)
     input = agent.input, prints = console.prints(agent.id),
   })
   if input_path then os.remove(input_path) end
+  if results_path then os.remove(results_path) end
   if step then
     step:finish({ duration = res.duration, exit = res.exit, signal = res.signal,
                   timed_out = res.timed_out, killed = res.killed })
