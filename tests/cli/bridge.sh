@@ -14,6 +14,9 @@ PEER=$(dirname "$RAYMOND")/tests/bridge-peer
 unset RAYMOND_BRIDGE RAYMOND_BRIDGE_TOKEN
 
 start_server() {
+	# A log left by an earlier server says "listening" before this one
+	# has bound its socket, so it goes first.
+	rm -f server.log
 	RAYMOND_LUA_DIR="$TESTS_TOP/tests/fake/bridge" "$RAYMOND" "$1" "$TOKEN" ${2:+"$2"} >server.log 2>&1 &
 	server=$!
 	trap 'kill $server 2>/dev/null || :' EXIT

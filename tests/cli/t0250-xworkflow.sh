@@ -51,7 +51,7 @@ test_expect_success 'the state file records the workflow and depth while the age
 	state_json >st &&
 	grep -q "\"workflow\":\"$PWD/flows/sub\"" st &&
 	grep -q "\"depth\":1" st &&
-	grep -q "\"stack\":\[{\"cwd\":\"$PWD\",\"state\":\"BACK.sh\"}\]" st &&
+	grep -q "\"stack\":\[{\"cwd\":\"$PWD\",\"state\":\"BACK.sh\",\"task_folder\":\"$PWD/.raymond/tasks/[^\"]*/main\"}\]" st &&
 	raymond status "$(run_id)" >status &&
 	grep -qF "  main at 1_START.sh in $PWD/flows/sub (depth 1) (returns to BACK.sh)" status &&
 	touch go && wait $pid &&

@@ -25,7 +25,7 @@ local function agent()
 end
 
 local function apply(a, text, rec)
-  rec = rec or { fork_counters = {} }
+  rec = rec or { fork_counters = {}, agents = { a } }
   local tr = assert(decide(text))
   return assert(transition.apply(rec, a, tr, { DIR })), tr
 end
