@@ -99,25 +99,32 @@ end
 -- A join's summary agent is named the same way (raymond.join).
 -- A <fork-workflow> worker's stem comes from the workflow path and
 -- counts under the key parent_<stem>; an id another agent holds already
--- is skipped, since agent ids are unique in a run.
-local function worker_id(run, parent, f)
+-- is skipped, since agent ids are unique in a run.  `taken` holds the
+-- ids in use (live_ids), and gets the new one: one reply's <fork> and
+-- <fork-workflow> tags may count under different keys to the same id.
+local function live_ids(run)
+  local taken = {}
+  for _, a in ipairs(run.agents) do taken[a.id] = true end
+  return taken
+end
+
+local function worker_id(run, parent, f, taken)
   local stem, key = f.target:gsub("%.%w+$", ""):lower():sub(1, 6), parent.id
   if f.workflow then
     stem = require("raymond.xworkflow").abbrev(f.spec)
     key = parent.id .. "_" .. stem
   end
-  local taken = {}
-  for _, a in ipairs(run.agents) do taken[a.id] = true end
   local n, id = math.tointeger(run.fork_counters[key] or 0), nil
   repeat
     n = n + 1
     id = string.format("%s_%s%d", parent.id, stem, n)
   until not taken[id]
   run.fork_counters[key] = n
+  taken[id] = true
   return id
 end
 -- By a target's name, for a join's summary agent (raymond.join).
-function M.worker_id(run, parent, target) return worker_id(run, parent, { target = target }) end
+function M.worker_id(run, parent, target) return worker_id(run, parent, { target = target }, live_ids(run)) end
 
 -- A frame keeps where the caller is, its workflow included, for the
 -- <result> that returns to it.
@@ -142,10 +149,10 @@ end
 -- Forks, plain and cross-workflow: a worker starts in the workflow its
 -- tag names, or in its parent's, at the parent's depth.
 local function fork_apply(run, agent, tr, cwds)
-  local workers = {}
+  local workers, taken = {}, live_ids(run)
   for i, f in ipairs(tr.forks) do
     local w = {
-      id = worker_id(run, agent, f), state = f.target, stack = {},
+      id = worker_id(run, agent, f, taken), state = f.target, stack = {},
       cwd = cwds[i], input = f.input, vars = f.vars, data = {},
       workflow = agent.workflow, sha256 = agent.sha256, depth = agent.depth,
       task_folder = f.task == "inherit" and agent.task_folder or nil, worktree = f.wt,

@@ -220,6 +220,12 @@ T.test("apply: fork-workflow worker ids count per parent and workflow, plain for
   rec.agents = { { id = "main_entry2" } }
   out = apply_ok(rec, a, decide_ok('<fork-workflow next="B">../entry</fork-workflow>', SUB))
   T.eq(out.workers[1].id, "main_entry3", "taken id skipped")
+  -- A <fork> and a <fork-workflow> of one reply count under different
+  -- keys to the same name; the second gets the next number.
+  rec = new_rec()
+  out = apply_ok(rec, a, decide_ok('<fork next="B">B</fork><fork-workflow next="B">../sub/B.sh</fork-workflow>', SUB))
+  T.eq(out.workers[1].id, "main_b1", "the plain fork's id")
+  T.eq(out.workers[2].id, "main_b2", "the same reply's fork-workflow skips it")
   T.eq(xworkflow.abbrev("../Review-Flow.zip"), "review", "abbrev: stem, lowercased, six bytes")
 end)
 
