@@ -36,10 +36,12 @@ local Run = require("raymond.run")
 
 local M = {}
 
--- Options a run keeps in its state file; given again on --resume they win.
+-- Options a run keeps in its state file; given again on --resume they win
+-- (but for name, which the command line refuses on --resume: a run keeps
+-- the name it was started with).
 M.LAUNCH_OPTIONS = { "timeout", "max_parallel", "budget", "model", "effort", "claude",
                      "skip_permissions", "no_wait", "hooks", "no_default_hooks", "allow_cd",
-                     "max_agents", "max_repeats", "on_ask" }
+                     "max_agents", "max_repeats", "on_ask", "name" }
 
 -- The default cap on live agents (--max-agents): far above any fan-out
 -- the benchmarks and examples make (1001 agents), far below the tens of

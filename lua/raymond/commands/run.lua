@@ -97,9 +97,6 @@ function M.main(opts)
   if not checks_pass(opts) then return 1 end
   local run, err = require("raymond.engine").start(opts)
   if run then
-    -- Kept with the launch options, so list, status and a resume show it;
-    -- the first save comes before any state runs.
-    run.rec.launch.name = opts.name
     require("raymond.live").title(opts.name)
     return nil, run
   end
