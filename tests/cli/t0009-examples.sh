@@ -157,6 +157,17 @@ test_expect_success 'workflows/team-budget switches to haiku once half the budge
 	tail -1 fake/log.jsonl | grep -q "claude-haiku"
 '
 
+test_expect_success 'workflows/word-stats.yaml calls the folder workflow wordcount/ and reports its result' '
+	raymond "$TESTS_TOP/workflows/word-stats.yaml" --input "the quick brown fox" >out 2>err &&
+	printf "counting the words of: the quick brown fox\nword stats: 4 words, longest: quick\n" >expect &&
+	cmp expect out &&
+	grep -q "START.sh -> call-workflow ../wordcount (1_START.sh) (return to REPORT.sh)" err &&
+	raymond lint "$TESTS_TOP/workflows/word-stats.yaml" >lint.out &&
+	test "$(cat lint.out)" = "2 info" &&
+	raymond diagram "$TESTS_TOP/workflows/word-stats.yaml" >got.mmd &&
+	diff -u "$TESTS_TOP/tests/cli/diagram/word-stats.mmd" got.mmd
+'
+
 test_expect_success 'workflows/todo-report.yaml counts TODO comments and has the model report them' '
 	export RAYMOND_CLAUDE="$(dirname "$RAYMOND")/tests/fake-claude" FAKE_CLAUDE_DIR=$PWD/fake &&
 	mkdir -p fake src &&

@@ -209,4 +209,30 @@ test_expect_success 'resume refuses an archive that changed under an agent insid
 	grep -q "agent main: the archive $PWD/flows/z.zip changed since the run started" err || { cat err; false; }
 '
 
+test_expect_success 'a YAML workflow is a target too: its entry, or a state its path names' '
+	mkdir -p flows &&
+	cat >flows/checks.yaml <<-\EOY &&
+	states:
+	  START:
+	    sh: |
+	      echo "<result>entry of checks [$RAYMOND_INPUT]</result>"
+	  LINT:
+	    sh: |
+	      echo "<result>lint of checks</result>"
+	EOY
+	flow main 1_START.sh <<-\EOS &&
+	echo "<call-workflow return=\"MID\" input=\"x\">../checks.yaml</call-workflow>"
+	EOS
+	flow main MID.sh <<-\EOS &&
+	echo "$RAYMOND_INPUT" >got
+	echo "<function-workflow return=\"BACK\">../checks.yaml/LINT</function-workflow>"
+	EOS
+	flow main BACK.sh <<-\EOS &&
+	echo "<result>back: $RAYMOND_INPUT</result>"
+	EOS
+	raymond flows/main --quiet >out &&
+	test "$(cat out)" = "back: lint of checks" &&
+	test "$(cat got)" = "entry of checks [x]"
+'
+
 test_done
