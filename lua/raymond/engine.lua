@@ -83,8 +83,10 @@ end
 -- the summary agent starts (raymond.join).  The agent is already out of
 -- the run; the run completes if no agent is left.
 local function gathered(run, agent, status, value, detail)
-  local s, parent = join.settle(run, agent, status, value, detail, tags.worker_id)
-  if s then start_workers(run, { id = parent }, { s }) end
+  local s, parent, cancelled = join.settle(run, agent, status, value, detail, tags.worker_id)
+  if not s then return end
+  for _, a in ipairs(cancelled) do isolation.left(run, a, "its join no longer waits for it") end
+  start_workers(run, { id = parent }, { s })
 end
 
 -- A state of `agent` failed: the run fails, unless the agent is a member
@@ -95,6 +97,7 @@ local function failed(run, agent, msg, detail, hint)
     return
   end
   console.warn("%s: %s; gathered as a failure by its join", run:where(agent), msg)
+  isolation.left(run, agent, "it failed, and its join gathered the failure")
   remove_agent(run, agent)
   raymond.mark_dirty()
   gathered(run, agent, "failed", msg, detail)

@@ -276,6 +276,16 @@ local function keep(run, agent, wt, why)
   return true
 end
 
+-- `agent` leaves the run without its final <result>: a join gathered its
+-- failure, or no longer waits for it.  Its worktree, if it has one, is
+-- kept and reported, `why` saying what happened: git is not asked here
+-- whether it holds work, so the report goes into the same save as the
+-- agent's leaving, and a kill -9 cannot lose it.
+function M.left(run, agent, why)
+  local wt = agent.worktree
+  if wt and wt.path and raymond.stat(wt.path) == "dir" then keep(run, agent, wt, why) end
+end
+
 -- Before the final <result> of `agent` is applied: remove its worktree,
 -- or keep and report it.  Never fails the transition: a worktree that
 -- cannot be removed is kept.  Returns false only when a stop killed git

@@ -217,6 +217,7 @@ end
 -- The members still running when the join fired early: recorded as
 -- cancelled, removed from the run, and their commands ended.  Their
 -- coroutines see agent.cancelled and return without a transition.
+-- Returns the agents cancelled.
 local function cancel_rest(rec, group)
   local t = tally(group)
   local stop = {}
@@ -227,19 +228,21 @@ local function cancel_rest(rec, group)
       stop[m.agent] = true
     end
   end
-  if not next(stop) then return end
-  local kept = {}
+  if not next(stop) then return {} end
+  local kept, gone = {}, {}
   for _, a in ipairs(rec.agents) do
     if stop[a.id] then
       a.cancelled = true
       local c = cancellers[a]
       if c then c:cancel() end
       console.progress("[%s] %s: cancelled, the join no longer waits for it", a.id, a.state)
+      gone[#gone + 1] = a
     else
       kept[#kept + 1] = a
     end
   end
   rec.agents = kept
+  return gone
 end
 
 -- The summary agent of a group that fired.
@@ -255,8 +258,9 @@ end
 -- `value`, or "failed" with its error `value` (and `detail`, the last
 -- lines of its output).  The caller has removed it from rec.agents.
 -- Returns the summary agent and the id of the group's parent, for the
--- caller to start it, when the join fires, else nil.  `make_id(rec, parent, target)` names the summary as
--- a worker of the group's parent (raymond.tags.worker_id).
+-- caller to start it, and the members it cancelled, when the join fires,
+-- else nil.  `make_id(rec, parent, target)` names the summary as a worker
+-- of the group's parent (raymond.tags.worker_id).
 function M.settle(run, agent, status, value, detail, make_id)
   local rec = run.rec
   local gid = agent.join
@@ -279,12 +283,12 @@ function M.settle(run, agent, status, value, detail, make_id)
   t.running, t[status] = t.running - 1, t[status] + 1
   raymond.mark_dirty()
   if not M.decided(group) then return nil end
-  cancel_rest(rec, group)
+  local cancelled = cancel_rest(rec, group)
   local s = summary(rec, gid, group, make_id)
   console.progress("[%s] join of %d worker%s (wait %s): %d ok, %d failed, %d cancelled; %s starts at %s",
     group.parent, #group.members, #group.members == 1 and "" or "s", group.wait, t.ok, t.failed,
     t.cancelled, s.id, s.state)
-  return s, group.parent
+  return s, group.parent, cancelled
 end
 
 -- The results in a file for a script of the summary: $RAYMOND_RESULTS_FILE,

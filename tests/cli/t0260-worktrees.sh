@@ -368,4 +368,42 @@ test_expect_success 'a worktree removed by hand while the run was killed is adde
 	git log --format=%s "raymond/$id/main_w1-w" | head -1 | grep -x unkept
 '
 
+test_expect_success 'a join worker in a worktree that fails or is cancelled leaves it kept and reported' '
+	repo &&
+	export OUT=$PWD &&
+	state START.sh <<-\EOS &&
+	echo "<fork next=\"DONE.sh\" join=\"SUM.sh\" wait=\"first\" worktree=\"a\" job=\"fail\">W.sh</fork>"
+	echo "<fork next=\"DONE.sh\" join=\"SUM.sh\" wait=\"first\" worktree=\"b\" job=\"win\">W.sh</fork>"
+	echo "<fork next=\"DONE.sh\" join=\"SUM.sh\" wait=\"first\" worktree=\"c\" job=\"slow\">W.sh</fork>"
+	EOS
+	state W.sh <<-\EOS &&
+	case $job in
+	fail) exit 3 ;;
+	win) for _ in $(seq 1200); do test -e "$OUT/failed" && break; sleep 0.05; done ;;
+	slow) touch "$OUT/slow-started"; sleep 300 ;;
+	esac
+	echo "<result>$job</result>"
+	EOS
+	state DONE.sh <<-\EOS &&
+	echo "<result>done</result>"
+	EOS
+	state SUM.sh <<-\EOS &&
+	echo "<result>summary</result>"
+	EOS
+	# The winner waits until the failure is in and the slow one runs.
+	raymond wf >out 2>err &
+	pid=$! &&
+	wait_until 60 grep -q "gathered as a failure" err &&
+	wait_for_file slow-started &&
+	touch failed &&
+	wait_for_exit $pid 60 &&
+	id=$(run_id) &&
+	grep -F "[main_w1] kept worktree .raymond/worktrees/$id/main_w1-a (branch raymond/$id/main_w1-a): it failed, and its join gathered the failure" err &&
+	grep -F "[main_w3] kept worktree .raymond/worktrees/$id/main_w3-c (branch raymond/$id/main_w3-c): its join no longer waits for it" err &&
+	grep -F "[main_w2] removed worktree .raymond/worktrees/$id/main_w2-b and its branch" err &&
+	raymond status "$id" >status &&
+	grep -F "agent main_w1): it failed" status &&
+	grep -F "agent main_w3): its join no longer waits for it" status
+'
+
 test_done
