@@ -46,7 +46,7 @@ local workspace = require("raymond.workspace")
 local M = {}
 
 -- The one value task= takes on each tag that takes it.
-M.TASK_VALUES = { reset = "new", fork = "inherit" }
+M.TASK_VALUES = { reset = "new", fork = "inherit", ["reset-workflow"] = "new", ["fork-workflow"] = "inherit" }
 
 M.NAME_MAX = 64
 

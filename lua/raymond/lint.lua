@@ -307,8 +307,8 @@ local function bad_attrs(name, attrs, fn)
         fn("cd", string.format("<%s> does not take cd=; only <reset>, <fork> and <function-workflow>, "
           .. "<fork-workflow>, <reset-workflow> move an agent", name))
       elseif k == "task" and not e.free then
-        fn("task", string.format("<%s> does not take task=; only <reset> (task=\"new\") and <fork> "
-          .. "(task=\"inherit\") choose a task folder", name))
+        fn("task", string.format("<%s> does not take task=; only <reset> and <reset-workflow> "
+          .. "(task=\"new\"), <fork> and <fork-workflow> (task=\"inherit\") choose a task folder", name))
       elseif e.free then
         local why = tags.var_error(k, {})
         if why then fn("other", string.format("<%s>: attribute %s", name, why)) end
@@ -636,13 +636,15 @@ M.checks = {
   },
   {
     id = "unsupported-task-attribute", severity = "error",
-    what = "task= on a tag other than <reset> and <fork>, which alone choose a task folder",
+    what = "task= on a tag other than <reset>, <reset-workflow>, <fork> and <fork-workflow>, which alone "
+      .. "choose a task folder",
     fix = "use <reset task=\"new\"> or <fork task=\"inherit\">, or remove task=",
     check = function(wf, add) attr_check(wf, add, "task") end,
   },
   {
     id = "invalid-task-value", severity = "error",
-    what = "task= with a value its tag does not take: <reset> takes only \"new\", <fork> only \"inherit\"",
+    what = "task= with a value its tag does not take: <reset> and <reset-workflow> take only \"new\", <fork> "
+      .. "and <fork-workflow> only \"inherit\"",
     fix = "write task=\"new\" on <reset> or task=\"inherit\" on <fork>, or remove task=",
     check = function(wf, add) attr_check(wf, add, "task-value") end,
   },

@@ -135,6 +135,14 @@ local function push_frame(agent, tr)
   agent.state, agent.input = tr.target, tr.input
 end
 
+-- task="new" on a reset: a fresh task folder (raymond.isolation), made
+-- before the next state runs.
+local function new_task(agent, tr)
+  if tr.task == "new" then
+    agent.task_count, agent.task_folder = (agent.task_count or 0) + 1, nil
+  end
+end
+
 local function xwf_prepare(run, agent, tr, roots)
   return require("raymond.xworkflow").prepare(run, agent, tr, roots)
 end
@@ -186,10 +194,7 @@ M.list = {
     apply = function(_, agent, tr, cwds)
       agent.cwd = cwds[1] or agent.cwd
       agent.state, agent.session, agent.input = tr.target, nil, tr.input
-      -- A fresh task folder (raymond.isolation), made before NEXT runs.
-      if tr.task == "new" then
-        agent.task_count, agent.task_folder = (agent.task_count or 0) + 1, nil
-      end
+      new_task(agent, tr)
       agent.worktree = tr.wt or agent.worktree
     end,
   },
@@ -289,7 +294,7 @@ M.list = {
     usage = '<fork-workflow next="NEXT">PATH</fork-workflow>',
     summary = "a parallel agent in workflow PATH",
     body = "workflow",
-    attrs = { next = "target", cd = "dir", input = "text" },
+    attrs = { next = "target", cd = "dir", input = "text", task = "text" },
     free = true,
     session = "fresh",
     prepare = xwf_prepare,
@@ -300,13 +305,14 @@ M.list = {
     usage = '<reset-workflow cd="DIR">PATH</reset-workflow>',
     summary = "go on in PATH, fresh, stack cleared",
     body = "workflow",
-    attrs = { cd = "dir", input = "text" },
+    attrs = { cd = "dir", input = "text", task = "text" },
     session = "fresh",
     prepare = xwf_prepare,
     apply = function(_, agent, tr, cwds)
       require("raymond.xworkflow").enter(agent, tr)
       agent.cwd = cwds[1] or agent.cwd
       agent.session, agent.input, agent.stack, agent.depth = nil, tr.input, {}, nil
+      new_task(agent, tr)
     end,
   },
   {

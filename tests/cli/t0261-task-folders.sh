@@ -92,7 +92,7 @@ test_expect_success 'bad task= values and task= where it does not belong fail na
 	echo "<goto task=\"new\">START.sh</goto>"
 	EOS
 	expect_status 1 raymond wf --quiet 2>err &&
-	grep -F "wf/START.sh:1: error: <goto> does not take task=; only <reset> (task=\"new\") and <fork> (task=\"inherit\") choose a task folder [unsupported-task-attribute]" err &&
+	grep -F "wf/START.sh:1: error: <goto> does not take task=; only <reset> and <reset-workflow> (task=\"new\"), <fork> and <fork-workflow> (task=\"inherit\") choose a task folder [unsupported-task-attribute]" err &&
 	expect_status 1 raymond wf --no-lint --quiet 2>err &&
 	grep -F "unknown attribute '"'"'task'"'"' on <goto>" err
 '
@@ -161,6 +161,24 @@ test_expect_success 'kill -9 in a state: the resume finds the same folder, or ma
 	test "$(cat out)" = done
 	printf "%s\n" "$t/main" "$t/main" "$t/main_task1" "$t/main_task1" >want
 	diff want folders
+'
+
+test_expect_success 'task="new" on <reset-workflow>, task="inherit" on <fork-workflow>' '
+	mkdir -p other &&
+	cat >other/START.sh <<-\EOS &&
+	echo "$RAYMOND_AGENT_ID $RAYMOND_TASK_FOLDER" >>"$OUT/folders"
+	echo "<result>ok</result>"
+	EOS
+	state START.sh <<-\EOS &&
+	echo "<fork-workflow next=\"NEXT.sh\" task=\"inherit\">../other</fork-workflow>"
+	EOS
+	state NEXT.sh <<-\EOS &&
+	echo "<reset-workflow task=\"new\">../other</reset-workflow>"
+	EOS
+	export OUT=$PWD &&
+	raymond wf --quiet >out &&
+	grep -qx "main_other1 $(tasks)/main" folders &&
+	grep -qx "main $(tasks)/main_task1" folders
 '
 
 test_done

@@ -229,6 +229,23 @@ T.test("apply: fork-workflow worker ids count per parent and workflow, plain for
   T.eq(xworkflow.abbrev("../Review-Flow.zip"), "review", "abbrev: stem, lowercased, six bytes")
 end)
 
+T.test("task=: new on <reset-workflow>, inherit on <fork-workflow>, as on <reset> and <fork>", function()
+  local a = new_agent({ task_folder = TOP .. "/.raymond/tasks/wf1/main" })
+  apply_ok(new_rec(), a, decide_ok('<reset-workflow task="new">../sub</reset-workflow>'))
+  T.eq(a.task_count, 1, "counted")
+  T.eq(a.task_folder, nil, "dropped, for the next state to make anew")
+  a = new_agent({ task_folder = TOP .. "/.raymond/tasks/wf1/main" })
+  local rec = new_rec()
+  rec.agents = { a }
+  local out = apply_ok(rec, a, decide_ok('<fork-workflow next="NEXT" task="inherit">../sub</fork-workflow>'))
+  T.eq(out.workers[1].task_folder, a.task_folder, "the worker shares its parent's folder")
+  T.same(out.workers[1].vars, {}, "task= is no worker variable")
+  T.eq(decide_err('<reset-workflow task="inherit">../sub</reset-workflow>'),
+    '<reset-workflow task="inherit">: task= on <reset-workflow> takes only "new"', "reset-workflow's value")
+  T.eq(decide_err('<fork-workflow next="NEXT" task="new">../sub</fork-workflow>'),
+    '<fork-workflow task="new">: task= on <fork-workflow> takes only "inherit"', "fork-workflow's value")
+end)
+
 -- ------------------------------------------------------------ the state file
 
 local function record(agent)
