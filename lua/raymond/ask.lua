@@ -308,16 +308,35 @@ end
 -- ------------------------------------------------------------------ launch
 
 -- The places the static model `wf` (raymond.analyse) shows an <ask>: a
--- tag written in a state, or an allowed_transitions entry.  A list of
--- { state =, line = }.
-function M.declared(wf)
-  local found = {}
+-- tag written in a state, or an allowed_transitions entry, in `wf` and in
+-- every workflow its -workflow tags lead to, as the original follows
+-- them: a question asked inside a called workflow stops the run just the
+-- same.  Each workflow is read once (`seen`, by path).  A list of
+-- { file =, line = }.
+function M.declared(wf, seen)
+  seen = seen or {}
+  seen[wf.path] = true
+  local found, others = {}, {}
   for _, st in ipairs(wf.states) do
+    local asked = false
     for _, e in ipairs(st.edges) do
-      if e.tag == "ask" then
-        found[#found + 1] = { state = st.name, line = e.line }
-        break
+      if e.tag == "ask" and not asked then
+        found[#found + 1] = { file = wf.path .. "/" .. st.name, line = e.line }
+        asked = true
+      elseif e.workflow and not seen[e.workflow] then
+        seen[e.workflow] = true
+        others[#others + 1] = e.workflow
       end
+    end
+  end
+  local analyse = require("raymond.analyse")
+  for _, path in ipairs(others) do
+    -- A workflow that cannot be read is the run's to report, when a tag
+    -- leads there.
+    local other = analyse.load(path, "/")
+    if other then
+      for _, f in ipairs(M.declared(other, seen)) do found[#found + 1] = f end
+      analyse.close(other)
     end
   end
   return found
@@ -331,7 +350,7 @@ function M.refusal(wf, shown, rel)
   if #found == 0 then return nil end
   local where = {}
   for i, f in ipairs(found) do
-    where[i] = string.format("%s:%d", rel(wf.path .. "/" .. f.state), f.line)
+    where[i] = string.format("%s:%d", rel(f.file), f.line)
   end
   return {
     msg = string.format("workflow '%s' declares <ask> transitions in state(s): %s; this run takes no "

@@ -28,6 +28,25 @@ test_expect_success 'a workflow that can ask is refused under the default --on-a
 	test ! -e .raymond/state
 '
 
+test_expect_success 'an <ask> in a workflow a -workflow tag leads to is refused at launch too' '
+	export RUNS_LOG=$PWD/runs &&
+	asking_workflow &&
+	mkdir top &&
+	cat >top/START.sh <<-\EOS &&
+	echo start-top >>"$RUNS_LOG"
+	echo "<call-workflow return=\"DONE\">../wf</call-workflow>"
+	EOS
+	cat >top/DONE.sh <<-\EOS &&
+	echo "<result>$RAYMOND_INPUT</result>"
+	EOS
+	expect_status 1 raymond top 2>err &&
+	grep -q "raymond: error: workflow .top. declares <ask> transitions in state(s): wf/START.sh:2; this run takes no questions" err &&
+	test ! -e runs &&
+	test ! -e .raymond/state &&
+	expect_status 2 raymond top --on-ask pause >json 2>err &&
+	grep -q "\"status\": \"asking\"" json
+'
+
 test_expect_success '--on-ask pause: exit 2, the JSON on stdout, the run saved as asking with its ask' '
 	export RUNS_LOG=$PWD/runs &&
 	asking_workflow &&
