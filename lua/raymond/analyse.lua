@@ -431,9 +431,9 @@ end
 
 -- The scope of `path` and the entry a state file names.
 local function open_scope(path, abs)
-  local yscope, yentry = resolve.yaml(abs)
-  if yscope then return yscope, yentry end
-  if yentry then return nil, { msg = yentry } end
+  local fscope, fentry = resolve.file(abs)
+  if fscope then return fscope, fentry end
+  if fentry then return nil, { msg = fentry } end
   local kind = raymond.stat(abs)
   if kind == nil then return nil, { msg = string.format("workflow '%s' does not exist", path) } end
   local real, err = raymond.realpath(abs)

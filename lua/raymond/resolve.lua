@@ -96,31 +96,54 @@ function M.entry(scope)
   return found[1]
 end
 
--- A YAML workflow named by `path`: FILE.yaml (or .yml), or FILE.yaml/STATE
--- to start at STATE.  Returns the scope and the entry state; nil and a
--- message; or nothing when `path` names no YAML file.
-function M.yaml(path)
-  local file, state = path, nil
-  if not (scope_of.is_yaml(path) and raymond.stat(path) == "file") then
-    file, state = path:match("^(.+)/([^/]+)$")
-    if not file or not scope_of.is_yaml(file) or raymond.stat(file) ~= "file" then return end
+-- The workflows that are one file, and how each is opened.
+local FILES = {
+  { is = scope_of.is_yaml, open = scope_of.yaml },
+  { is = scope_of.is_zip, open = scope_of.zip },
+}
+
+-- A workflow in one file named by `path`: a YAML workflow (FILE.yaml or
+-- .yml) or an archive (FILE.zip), or FILE.yaml/STATE or FILE.zip/STATE to
+-- start at STATE.  Returns the scope and STATE resolved (nil when the
+-- path names none: the caller looks for the entry, or reports it); nil
+-- and a message; or nothing when `path` names no such file.
+function M.file(path)
+  for _, k in ipairs(FILES) do
+    local file, state = path, nil
+    if not (k.is(path) and raymond.stat(path) == "file") then
+      file, state = path:match("^(.+)/([^/]+)$")
+      if not (file and k.is(file) and raymond.stat(file) == "file") then file = nil end
+    end
+    if file then
+      local abs, err = raymond.realpath(file)
+      if not abs then return nil, err end
+      local scope, serr = k.open(abs)
+      if not scope then return nil, serr end
+      if not state then return scope end
+      local entry, eerr = M.target(scope, state)
+      if not entry then
+        scope:close()
+        return nil, eerr
+      end
+      return scope, entry
+    end
   end
-  local abs, err = raymond.realpath(file)
-  if not abs then return nil, err end
-  local scope, serr = scope_of.yaml(abs)
-  if not scope then return nil, serr end
-  local entry, eerr
-  if state then entry, eerr = M.target(scope, state) else entry, eerr = M.entry(scope) end
-  if not entry then return nil, eerr end
-  return scope, entry
 end
 
 -- Split the WORKFLOW argument into a scope and an entry state.  `path` is
--- a folder, a zip archive, a YAML file (FILE.yaml or FILE.yaml/STATE, see
--- M.yaml) or a state file.
+-- a folder, a zip archive, a YAML file (either of them with /STATE) or a
+-- state file.
 function M.workflow(path)
-  local yscope, yentry = M.yaml(path)
-  if yscope ~= nil or yentry ~= nil then return yscope, yentry end
+  local fscope, fentry = M.file(path)
+  if fscope and not fentry then
+    local entry, eerr = M.entry(fscope)
+    if not entry then
+      fscope:close()
+      return nil, eerr
+    end
+    return fscope, entry
+  end
+  if fscope ~= nil or fentry ~= nil then return fscope, fentry end
   local kind = raymond.stat(path)
   if kind == nil then
     return nil, string.format("workflow '%s' does not exist", path)

@@ -235,4 +235,23 @@ test_expect_success 'a YAML workflow is a target too: its entry, or a state its 
 	test "$(cat got)" = "entry of checks [x]"
 '
 
+test_expect_success 'an archive names one of its states as FILE.zip/STATE: on the command line and in a tag' '
+	mkdir -p zsrc flows &&
+	printf "%s\n" "echo \"<result>zip entry</result>\"" >zsrc/1_START.sh &&
+	printf "%s\n" "echo \"<result>zip other [\$RAYMOND_INPUT]</result>\"" >zsrc/OTHER.sh &&
+	(cd zsrc && zip -q ../flows/pack.zip 1_START.sh OTHER.sh) &&
+	raymond flows/pack.zip/OTHER --input x --quiet >out &&
+	test "$(cat out)" = "zip other [x]" &&
+	flow main 1_START.sh <<-\EOS &&
+	echo "<call-workflow return=\"BACK\" input=\"y\">../pack.zip/OTHER.sh</call-workflow>"
+	EOS
+	flow main BACK.sh <<-\EOS &&
+	echo "<result>back: $RAYMOND_INPUT</result>"
+	EOS
+	raymond flows/main --quiet >out &&
+	test "$(cat out)" = "back: zip other [y]" &&
+	expect_status 1 raymond flows/pack.zip/NOPE 2>err &&
+	grep -q "state .NOPE. not found in $PWD/flows/pack.zip" err
+'
+
 test_done

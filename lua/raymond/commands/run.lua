@@ -29,8 +29,8 @@ M.flags = {
 
 M.help = [[
 Runs WORKFLOW: a folder (entry state 1_START or START), a .zip archive of
-one, a YAML workflow (FILE.yaml, or FILE.yaml/STATE to start at STATE; see
-docs/yaml.md), or one state file.  The run gets an id, is saved in .raymond/ at the
+one, a YAML workflow (FILE.yaml, see docs/yaml.md), either of the last two
+as FILE/STATE to start at STATE, or one state file.  The run gets an id, is saved in .raymond/ at the
 project root after every step, and can be continued with raymond resume ID
 if it fails, stops or is killed.  A workflow folder named like a command
 runs with raymond run NAME or raymond ./NAME.  Options not given take their
