@@ -4,6 +4,9 @@
 # their state fields, their hooks, and the errors of bad input.
 . "$(dirname "$0")/lib.sh"
 
+# Archives are made with the project's own tool, not zip(1).
+MKZIP="$(dirname "$RAYMOND")/tests/mkzip"
+
 # flow NAME FILE: a state FILE of workflow flows/NAME, read from stdin.
 flow() { mkdir -p "flows/$1" && cat >"flows/$1/$2"; }
 
@@ -79,7 +82,7 @@ test_expect_success 'function-workflow with cd, reset-workflow clears the stack,
 	rm log && mkdir zsrc &&
 	printf "%s\n" "echo \"<call-workflow return=\\\"B\\\">../target</call-workflow>\"" >zsrc/1_START.sh &&
 	printf "%s\n" "echo \"<result>zip got \$RAYMOND_INPUT</result>\"" >zsrc/B.sh &&
-	(cd zsrc && zip -q ../flows/pack.zip 1_START.sh B.sh) &&
+	"$MKZIP" flows/pack.zip 1_START.sh=zsrc/1_START.sh B.sh=zsrc/B.sh &&
 	raymond flows/pack.zip --quiet >out &&
 	test "$(cat out)" = "zip got target done"
 '
@@ -197,14 +200,14 @@ test_expect_success 'bad input: the fifth nested call names the agent and its de
 test_expect_success 'resume refuses an archive that changed under an agent inside it' '
 	mkdir -p zsrc flows/main &&
 	printf "%s\n" "touch inside; for _ in \$(seq 1 1200); do [ -e go ] && break; sleep 0.05; done" "echo \"<result>z</result>\"" >zsrc/1_START.sh &&
-	(cd zsrc && zip -q ../flows/z.zip 1_START.sh) &&
+	"$MKZIP" flows/z.zip 1_START.sh=zsrc/1_START.sh &&
 	echo "echo \"<call-workflow return=\\\"B\\\">../z.zip</call-workflow>\"" >flows/main/1_START.sh &&
 	echo "echo \"<result>b</result>\"" >flows/main/B.sh
 	"$RAYMOND" flows/main --quiet >out 2>err &
 	pid=$! &&
 	wait_for_file inside &&
 	kill -9 $pid && { wait $pid || true; } &&
-	echo "echo changed" >zsrc/2.sh && (cd zsrc && zip -q ../flows/z.zip 2.sh) &&
+	echo "echo changed" >zsrc/2.sh && "$MKZIP" flows/z.zip 1_START.sh=zsrc/1_START.sh 2.sh=zsrc/2.sh &&
 	expect_status 1 raymond --resume "$(run_id)" --quiet >out 2>err &&
 	grep -q "agent main: the archive $PWD/flows/z.zip changed since the run started" err || { cat err; false; }
 '
@@ -239,7 +242,7 @@ test_expect_success 'an archive names one of its states as FILE.zip/STATE: on th
 	mkdir -p zsrc flows &&
 	printf "%s\n" "echo \"<result>zip entry</result>\"" >zsrc/1_START.sh &&
 	printf "%s\n" "echo \"<result>zip other [\$RAYMOND_INPUT]</result>\"" >zsrc/OTHER.sh &&
-	(cd zsrc && zip -q ../flows/pack.zip 1_START.sh OTHER.sh) &&
+	"$MKZIP" flows/pack.zip 1_START.sh=zsrc/1_START.sh OTHER.sh=zsrc/OTHER.sh &&
 	raymond flows/pack.zip/OTHER --input x --quiet >out &&
 	test "$(cat out)" = "zip other [x]" &&
 	flow main 1_START.sh <<-\EOS &&

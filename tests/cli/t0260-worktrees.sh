@@ -6,6 +6,9 @@
 # `git worktree add` is resumed without a second worktree.
 . "$(dirname "$0")/lib.sh"
 
+# git is what worktrees are made with; a bare machine gets it here.
+command -v git >/dev/null || sh "$TESTS_TOP/tools/apt-install.sh" test git
+
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
 # A test folder is never taken for part of a repository further up.
 export GIT_CEILING_DIRECTORIES=$TEST_ROOT
