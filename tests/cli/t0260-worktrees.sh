@@ -311,7 +311,7 @@ test_expect_success 'a run started below the project root: its worktrees are amo
 	state W.sh <<-\EOS
 	pwd -P >>"$OUT/w-dirs"
 	touch "$OUT/in-w"
-	while [ ! -e "$OUT/go" ]; do sleep 0.05; done
+	for _ in $(seq 1200); do [ -e "$OUT/go" ] && break; sleep 0.05; done
 	echo "<reset cd=\"..\">END.sh</reset>"
 	EOS
 	state END.sh <<-\EOS
@@ -347,7 +347,7 @@ test_expect_success 'a worktree removed by hand while the run was killed is adde
 	if [ ! -e kept.txt ]; then echo kept >kept.txt && git add kept.txt && git commit -qm kept; fi
 	ls >>"$OUT/w-files"
 	touch "$OUT/in-w"
-	while [ ! -e "$OUT/go" ]; do sleep 0.05; done
+	for _ in $(seq 1200); do [ -e "$OUT/go" ] && break; sleep 0.05; done
 	git rm -q kept.txt && git commit -qm unkept
 	echo "<result>w</result>"
 	EOS
@@ -362,8 +362,14 @@ test_expect_success 'a worktree removed by hand while the run was killed is adde
 	id=$(run_id) &&
 	wt=$(pwd -P)/.raymond/worktrees/$id/main_w1-w &&
 	rm -rf "$wt" &&
+	# The killed run left W waiting; the resume stops it before anything
+	# runs and starts W again, so go comes only then.
+	rm in-w &&
+	{ "$RAYMOND" resume "$id" >out 2>err & } &&
+	pid=$! &&
+	wait_for_file in-w &&
 	touch go &&
-	raymond resume "$id" >out 2>err &&
+	wait $pid &&
 	test "$(cat out)" = done &&
 	# The second W found the commit of the first on the branch.
 	test "$(grep -c kept.txt w-files)" = 2 &&
