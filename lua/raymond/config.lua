@@ -205,13 +205,7 @@ local function suggest(key)
   return best
 end
 
--- The keys of mapping `t` in the order of their lines.
-local function keys_by_line(t, lines)
-  local keys = {}
-  for key in pairs(lines[t] or {}) do keys[#keys + 1] = key end
-  table.sort(keys, function(a, b) return lines[t][a] < lines[t][b] end)
-  return keys
-end
+local keys_by_line = text.keys_by_line
 
 -- Read and check one file.  Returns the file table, or nil and an error.
 local function read(which, path, cwd, base)

@@ -14,6 +14,15 @@ function M.trim(s)
   return s:sub(i, j)
 end
 
+-- The keys of mapping `t` in the order of their lines, where `lines` is
+-- the line table raymond.yaml returns beside a document (lines[t][key]).
+function M.keys_by_line(t, lines)
+  local keys = {}
+  for key in pairs(lines[t] or {}) do keys[#keys + 1] = key end
+  table.sort(keys, function(a, b) return lines[t][a] < lines[t][b] end)
+  return keys
+end
+
 -- An amount of dollars as raymond shows it everywhere: "$0.5000"; nil
 -- is nothing spent.
 function M.usd(x) return string.format("$%.4f", x or 0) end

@@ -131,12 +131,7 @@ local function split_lines(s)
   return out
 end
 
-local function keys_by_line(t, lines)
-  local keys = {}
-  for k in pairs(lines[t] or {}) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b) return lines[t][a] < lines[t][b] end)
-  return keys
-end
+local keys_by_line = text.keys_by_line
 
 local function is_list(t, lines)
   local k = next(lines[t] or {})
