@@ -507,8 +507,9 @@ M.checks = {
   {
     id = "missing-target", severity = "error",
     what = "a tag, an allowed_transitions entry or a hook route (on_max_visits, evaluate) names a "
-      .. "state that is not in the workflow",
-    fix = "correct the name, or add the state",
+      .. "state that is not in the workflow; or a -workflow tag's path leads to no workflow (no such "
+      .. "folder, archive or state file, or one without an entry state)",
+    fix = "correct the name, or add the state (the path is relative to the workflow's folder)",
     check = function(wf, add)
       for _, st in ipairs(wf.states) do
         for _, e in ipairs(st.edges) do
@@ -554,8 +555,8 @@ M.checks = {
   },
   {
     id = "missing-fork-next", severity = "error",
-    what = "a state writes <fork> tags, none with next=, and no <goto> beside them: the parent has "
-      .. "nowhere to go",
+    what = "a state writes <fork> or <fork-workflow> tags, none with next=, and no <goto> beside them: "
+      .. "the parent has nowhere to go",
     fix = "give the <fork> next=\"STATE\", or write a <goto> beside it",
     check = function(wf, add)
       for _, st in ipairs(wf.states) do
@@ -630,7 +631,8 @@ M.checks = {
   },
   {
     id = "unsupported-cd-attribute", severity = "error",
-    what = "cd= on a tag other than <reset> and <fork>, which alone move an agent",
+    what = "cd= on a tag other than <reset>, <fork>, <function-workflow>, <fork-workflow> and "
+      .. "<reset-workflow>, which alone move an agent (on <call-workflow> the message says why)",
     fix = "use <reset cd=\"DIR\">, or remove cd=",
     check = function(wf, add) attr_check(wf, add, "cd") end,
   },

@@ -8,12 +8,18 @@ local lint = require("raymond.lint")
 
 local TOP = os.getenv("TESTS_TOP") or "."
 
-T.test("docs/lint.md has a row for every check, with its severity, and no other", function()
+T.test("docs/lint.md has a row for every check, with its severity, what and fix, and no other", function()
   local text = assert(raymond.read_file(TOP .. "/docs/lint.md"))
   local rows = {}
-  for id, severity in text:gmatch("\n| `([%l%-]+)` | (%l+) |") do rows[id] = severity end
+  for line in text:gmatch("[^\n]+") do
+    local id, severity, what, fix = line:match("^| `([%l%-]+)` | (%l+) | ([^|]*) | (.*) |$")
+    if id then rows[id] = { severity, (what:gsub("`", "")), (fix:gsub("`", "")) } end
+  end
   for _, c in ipairs(lint.checks) do
-    T.eq(rows[c.id], c.severity, "docs/lint.md row of " .. c.id)
+    local row = rows[c.id] or {}
+    T.eq(row[1], c.severity, "docs/lint.md row of " .. c.id)
+    T.eq(row[2], c.what, "docs/lint.md says what " .. c.id .. " finds as lint.lua does")
+    T.eq(row[3], c.fix, "docs/lint.md says how to fix " .. c.id .. " as lint.lua does")
     rows[c.id] = nil
   end
   T.eq(next(rows), nil, "a row for a check lint.lua does not have")
