@@ -1363,6 +1363,29 @@ on_dirty_timer(uv_timer_t *t)
 }
 
 /*
+ * raymond.flush(): what the prepare handle does before a state starts,
+ * done now: call the engine's flush function if anything is unsaved.  For
+ * a step that runs without a child (a test's scripted model), which
+ * must not begin before the transition that led to it is on disk either.
+ * It runs on the calling coroutine's stack, not the main thread's, which
+ * is in the middle of resuming it.
+ */
+static int
+api_flush(lua_State *L)
+{
+	struct ray_host *h = ray__host_from(L);
+
+	if (!h->dirty)
+		return 0;
+	h->dirty = 0;
+	if (h->flush_ref == LUA_NOREF)
+		return 0;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, h->flush_ref);
+	lua_call(L, 0, 0);
+	return 0;
+}
+
+/*
  * raymond.mark_dirty([seconds]): flush before the next state starts, or
  * once the delay has passed.  A delayed mark never keeps the loop alive,
  * and a later one never postpones one already due sooner.
@@ -1655,6 +1678,7 @@ static const luaL_Reg sched_funcs[] = {
 	{ "set_flush", api_set_flush },
 	{ "quiet_signals", api_quiet_signals },
 	{ "mark_dirty", api_mark_dirty },
+	{ "flush", api_flush },
 	{ "set_max_parallel", api_set_max_parallel },
 	{ "stop", api_stop },
 	{ "stopping", api_stopping },

@@ -338,14 +338,9 @@ function Gate:unexpected(name, ev)
   return nil
 end
 
-local function handle(run, b, conn, token, body)
-  local gate = b.gates[token]
-  if not gate then
-    refuse(run, b)
-    conn:reply(2, "raymond refused this hook-bridge connection: its secret is not one raymond gave a "
-      .. "running Claude turn" .. DENIED)
-    return
-  end
+-- Decide event `body` of `gate`'s turn: the hook command's exit code and
+-- output, as Claude Code reads them.
+local function relay(gate, body)
   -- The CLI waits in silence while its hooks decide: that is no
   -- inactivity of its own.
   gate.hold:hold()
@@ -355,7 +350,25 @@ local function handle(run, b, conn, token, body)
     console.error("internal error while deciding a tool event: " .. tostring(code))
     code, text = 2, "raymond failed while deciding this event (an internal error)" .. DENIED
   end
-  conn:reply(code, text)
+  return code, text
+end
+
+-- The same for an event raised inside raymond rather than over the
+-- socket (a test's scripted model, raymond.model): `ev` is the table
+-- Claude Code would send.
+function M.ask(gate, ev)
+  return relay(gate, raymond.json_encode(ev))
+end
+
+local function handle(run, b, conn, token, body)
+  local gate = b.gates[token]
+  if not gate then
+    refuse(run, b)
+    conn:reply(2, "raymond refused this hook-bridge connection: its secret is not one raymond gave a "
+      .. "running Claude turn" .. DENIED)
+    return
+  end
+  conn:reply(relay(gate, body))
 end
 
 -- The run's bridge, listening from the first turn that needs it.

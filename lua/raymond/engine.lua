@@ -164,6 +164,7 @@ local function take_transition(run, agent, tr)
     return false
   end
   if out.workers and tr.join then join.open(run.rec, agent, tr, out.workers) end
+  if run.trace then run.trace:transition(agent, from, tr, not out.ended and agent.state or nil) end
   raymond.mark_dirty()
   run:log_transition(agent, from, describe(run, out, tr))
   if out.workers then start_workers(run, agent, out.workers) end
@@ -235,6 +236,7 @@ end
 local function base_environ()
   local env = raymond.environ()
   env.CLAUDECODE = nil
+  env.RAYMOND_TEST_CASE = nil -- a test's case is the engine's, not its children's (raymond.model)
   return env
 end
 
@@ -275,6 +277,14 @@ local function open_run(opts, ws, rec, scope, roots)
     if not ok then return nil, err end
     run.record, err = record.open(workspace.debug_path(ws, rec.id))
     if not run.record then return nil, err end
+  end
+  -- Under raymond test, a scripted model stands in for the children it
+  -- replaces, and the run keeps a trace for the runner (raymond.model).
+  local case = os.getenv("RAYMOND_TEST_CASE")
+  if case then
+    local model, merr = require("raymond.model").open(case)
+    if not model then return nil, merr end
+    run.model, run.trace = model, model.trace
   end
   raymond.set_max_parallel(rec.launch.max_parallel or 0)
   raymond.set_flush(function() run:flush() end)

@@ -24,6 +24,14 @@
 --                its output and the job.keep pieces (prompt) are kept
 --                under that name (raymond.record)
 --
+-- What a job is, for whatever stands in for the children (a test's
+-- scripted model, raymond.model): job.turn = { agent =, state =, purpose =
+-- "state" | "evaluate", prompt =, session = { mode =, id =, from = },
+-- gate = the turn's tool gate or nil } on a Claude turn, job.script = {
+-- agent =, state = } on a script state.  With run.model set, it is asked
+-- first (model:serve(run, job, req)); a result it gives is the child's,
+-- and the child never starts.
+--
 -- job.hold (raymond.hold(): while held, the child's silence is not
 -- inactivity), job.cancel (raymond.canceller(): ends this one child
 -- early; by default the agent's, for a join that no longer needs it),
@@ -67,7 +75,7 @@ function M.run(run, job)
       req.record, req.record_step = step.record, step.n
     end
   end
-  local res = raymond.spawn(req)
+  local res = run.model and run.model:serve(run, job, req) or raymond.spawn(req)
   res.started_at = t0
   return res, step
 end

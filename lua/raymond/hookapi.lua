@@ -93,6 +93,8 @@ function M.new(run)
     local res = executor.run(run, {
       argv = claude.argv(spec), stdin = t.prompt, timeout = timeout, lines = reader.line, lines_max = claude.LINE_MAX,
       name = "hook_evaluate", keep = { prompt = t.prompt },
+      turn = { agent = agent, state = agent and agent.state, purpose = "evaluate", prompt = t.prompt,
+               session = spec.session },
     })
     -- The call's time may have run out while the CLI ran (its output kept
     -- the turn going): the call ends here, whatever instruction count

@@ -319,6 +319,7 @@ function Run:decide(name, agent, fields, target, seen)
   end
   if v == "transition" then
     if not tr then return { kind = "error", msg = err } end
+    tr.via = "hook"
     return { kind = "transition", transition = tr }
   end
   return { kind = "go", by = d.by or {} }
@@ -473,7 +474,10 @@ end
 -- Returns true once the run is durable; on failure reports it and stops.
 function Run:save(final)
   local ok, err = self.store:save(self.rec, final)
-  if ok then return true end
+  if ok then
+    if self.trace then self.trace:commit() end
+    return true
+  end
   if not self.failed then
     self.failed = "cannot save the run state"
     local id = self.rec.id

@@ -175,6 +175,7 @@ local function spawn(run, agent, inv, turn, meta)
     argv = argv, stdin = inv.prompt, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line, lines_max = claude.LINE_MAX,
     name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt }, env = gate and gate.env,
     hold = gate and gate.hold,
+    turn = { agent = agent, state = agent.state, purpose = "state", prompt = inv.prompt, session = turn, gate = gate },
   })
   if gate then gate:close() end
   local out = claude.outcome(res, reader)

@@ -127,7 +127,7 @@ function M.run(run, agent)
   local res, step = executor.run(run, {
     argv = { "bash", file }, env = env, cwd = agent.cwd,
     timeout = limit, tags = true, name = agent.id .. "_" .. agent.state,
-    input = agent.input, prints = console.prints(agent.id),
+    input = agent.input, prints = console.prints(agent.id), script = { agent = agent, state = agent.state },
   })
   if input_path then os.remove(input_path) end
   if results_path then os.remove(results_path) end
