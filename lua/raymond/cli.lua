@@ -377,6 +377,11 @@ local function parse_command(name, args, opts)
   local spec = cmd.args or {}
   for i, arg in ipairs(spec) do
     if rest[i] == nil and not arg.optional then return fail(arg.missing, arg.hint) end
+    -- The last argument may take all that are left (raymond test PATH...).
+    if arg.rest then
+      opts[arg.key] = table.move(rest, i, #rest, 1, {})
+      return name, opts
+    end
     opts[arg.key] = rest[i]
   end
   if rest[#spec + 1] then

@@ -8,6 +8,7 @@
 --
 --   usage       the usage lines, e.g. { "raymond status ID [--json]" }
 --   args        its arguments in order: { key = field of opts, name =,
+--               rest = true (the last: a list of all that are left),
 --               optional = true, or missing = message and hint = }
 --   extra_hint  the hint when more arguments are given
 --   flags       the options it accepts, in groups for help text:
@@ -32,6 +33,7 @@ M.list = {
   { name = "status", summary = "show a run's agents, stacks and hooks" },
   { name = "watch", summary = "follow a run another raymond drives until it ends" },
   { name = "prune", summary = "remove old or finished runs and all their files" },
+  { name = "test", summary = "run a workflow's test cases offline, with a scripted model" },
   { name = "lint", summary = "check a workflow without running it" },
   { name = "diagram", summary = "draw a workflow's states and transitions (Mermaid, HTML)" },
   { name = "convert", summary = "write a workflow folder or archive as one YAML file" },

@@ -1,0 +1,340 @@
+-- raymond.commands.test: `raymond test [PATH...]`: run a workflow's test
+-- cases offline, with a scripted model (docs/testing.md).
+--
+-- Each case runs as an ordinary run of the workflow, by a raymond of its
+-- own, in a fresh folder: the same engine, hooks and scripts as a real
+-- run, with raymond.model standing in for the Claude Code CLI.  The
+-- cases run in parallel (--jobs); each ends as one line, a failing one
+-- followed by what differed.  A case that outlives its timeout is ended
+-- and says where its agents were.
+--
+--   find test files -> testfile.load -> for each case, in a worker:
+--     sandbox (files, case.json) -> raymond run ... (RAYMOND_TEST_CASE)
+--     [-> raymond resume --input ANSWER while it asks] -> expect.check
+
+local raymond = require("raymond")
+local console = require("raymond.console")
+local expect = require("raymond.expect")
+local analyse = require("raymond.analyse")
+local testfile = require("raymond.testfile")
+local trace = require("raymond.trace")
+local cjson = raymond.cjson
+
+local M = {}
+
+M.usage = { "raymond test [PATH...] [--filter TEXT] [--junit FILE] [--jobs N] [--keep]" }
+
+M.args = { { key = "paths", name = "[PATH...]", optional = true, rest = true } }
+
+M.options = {
+  { name = "filter", key = "filter", arg = "TEXT", text = 200,
+    help = "run only the cases whose name holds TEXT" },
+  { name = "junit", key = "junit", arg = "FILE",
+    help = "also write the results as JUnit XML to FILE, for CI" },
+  { name = "jobs", key = "jobs", arg = "N", number = 256, whole = true,
+    help = "run N cases at once (default: the number of processors)" },
+  { name = "keep", key = "keep",
+    help = "keep each case's folder (its files, .raymond/ state and\ntrace) and say where it is" },
+}
+
+M.flags = { { "test options", "filter", "junit", "jobs", "keep" } }
+
+M.help = [[
+Runs the test cases of workflows offline: each PATH is a test file
+(NAME.test.yaml) or a folder searched for them (default: the current
+folder).  A test file sits in a workflow's tests/ folder (or names its
+workflow with workflow:) and lists cases: the input and options, what the
+model replies in each state and visit (tags, tool calls, costs, errors),
+script states to stub, and what must happen (the path of states, the
+result, the exit status, files, cost, hook data).  Each case runs as a
+real run would, in a folder of its own, with a scripted model instead of
+the Claude Code CLI: no network, no API key, no cost.  Script states run
+for real unless the case stubs them.  docs/testing.md shows how.
+
+exit status: 0 every case passed, 1 a case failed or a test file has an
+error]]
+
+-- Folders never searched for test files.
+local SKIP = { [".raymond"] = true, [".git"] = true, node_modules = true }
+
+local function find(path, out)
+  local kind = raymond.stat(path)
+  if kind == "file" then
+    out[#out + 1] = path
+  elseif kind == "dir" then
+    for _, name in ipairs(raymond.listdir(path) or {}) do
+      local p = path == "." and name or (path .. "/" .. name)
+      local k = raymond.stat(p)
+      if k == "dir" and not SKIP[name] then
+        find(p, out)
+      elseif k == "file" and name:match("%.test%.ya?ml$") then
+        out[#out + 1] = p
+      end
+    end
+  end
+end
+
+local function processors()
+  local n = 0
+  for _ in (raymond.read_file("/proc/cpuinfo") or ""):gmatch("\nprocessor") do n = n + 1 end
+  if (raymond.read_file("/proc/cpuinfo") or ""):match("^processor") then n = n + 1 end
+  return math.max(n, 1)
+end
+
+-- ------------------------------------------------------------------ one case
+
+local function write(path, body)
+  local dir = path:match("^(.*)/[^/]*$")
+  if dir then
+    local ok, err = raymond.mkdir_p(dir)
+    if not ok then return nil, err end
+  end
+  return raymond.write_atomic(path, body)
+end
+
+-- A fresh folder for case `c`, holding its files and the compiled case.
+local function sandbox(c)
+  local dir, err = raymond.mkdtemp("raymond-test-")
+  if not dir then return nil, err end
+  local ok, werr = raymond.mkdir_p(dir .. "/.raymond/test")
+  if not ok then return nil, werr end
+  ok, werr = write(dir .. "/.raymond/test/case.json", raymond.json_encode(c.case))
+  if not ok then return nil, werr end
+  for p, body in pairs(c.files) do
+    ok, werr = write(dir .. "/" .. p, body)
+    if not ok then return nil, p .. ": " .. werr end
+  end
+  return dir
+end
+
+local function environment(dir, c)
+  local env = raymond.environ()
+  env.RAYMOND_TEST_CASE = dir .. "/.raymond/test/case.json"
+  env.RAYMOND_RETRY_DELAY = "0"
+  env.RAYMOND_LIMIT_MARGIN = "0"
+  env.CLAUDECODE = nil
+  for k, v in pairs(c.env) do env[k] = v end
+  return env
+end
+
+local function argv_of(tf, c)
+  local wf = tf.workflow_path
+  if c.start then wf = wf .. "/" .. c.start end
+  local argv = { raymond.exe_path(), "run", wf, "--workflow-id", "test", "--no-debug" }
+  if c.input then argv[#argv + 1] = "--input" argv[#argv + 1] = c.input end
+  if #c.answers > 0 then argv[#argv + 1] = "--on-ask" argv[#argv + 1] = "pause" end
+  table.move(c.args, 1, #c.args, #argv + 1, argv)
+  return argv
+end
+
+-- Where the agents were when a case was ended: their last step that
+-- began and never ended with a saved transition.
+local function whereabouts(dir)
+  local open, order = {}, {}
+  for _, e in ipairs(trace.read(dir .. "/.raymond/test/trace.jsonl")) do
+    if e.ev == "start" then
+      if not open[e.agent] then order[#order + 1] = e.agent end
+      open[e.agent] = e
+    elseif e.ev == "step" and open[e.agent] and open[e.agent].state == e.state then
+      open[e.agent] = false
+    end
+  end
+  local parts = {}
+  for _, id in ipairs(order) do
+    local e = open[id]
+    if e then parts[#parts + 1] = string.format("%s in %s (visit %d)", id, e.state, e.visit) end
+  end
+  return #parts > 0 and table.concat(parts, ", ") or "no state running"
+end
+
+-- Run one raymond for the case; returns its result, or nil when the
+-- case's time ran out.
+local function child(job, argv)
+  local res = raymond.spawn({ argv = argv, env = job.env, cwd = job.dir, capture = true, cancel = job.cancel })
+  job.stdout = job.stdout .. (res.stdout or "")
+  job.stderr = job.stderr .. (res.stderr or "")
+  return res
+end
+
+local function run_case(ctx, tf, c)
+  local t0 = raymond.clock()
+  local out = { file = tf, case = c, fails = {} }
+  local dir, err = sandbox(c)
+  if not dir then
+    out.fails[1] = "cannot make the case's folder: " .. tostring(err)
+    return out
+  end
+  out.dir = dir
+  local job = { dir = dir, env = environment(dir, c), cancel = raymond.canceller(), stdout = "", stderr = "",
+                deadline = raymond.now() + c.timeout }
+  ctx.running[job] = true
+  local res = child(job, argv_of(tf, c))
+  local answers = 0
+  while res.exit == 2 and answers < #c.answers and not job.timed_out do
+    answers = answers + 1
+    res = child(job, { raymond.exe_path(), "resume", "test", "--input", c.answers[answers] })
+  end
+  ctx.running[job] = nil
+  out.seconds = raymond.clock() - t0
+  out.stderr = job.stderr
+  if job.timed_out then
+    out.fails[1] = string.format("timed out after %g s (the case's timeout); %s", c.timeout, whereabouts(dir))
+  elseif res.spawn_error then
+    out.fails[1] = "cannot run raymond: " .. res.spawn_error
+  else
+    local got = expect.outcome(dir, res.exit or (128 + (res.signal or 0)), job.stdout)
+    out.fails = expect.check(c.expect, got, dir)
+  end
+  return out
+end
+
+-- ------------------------------------------------------------------ output
+
+local function ms(s) return string.format("%d ms", math.floor((s or 0) * 1000 + 0.5)) end
+
+local function report(ctx, r)
+  local name = string.format("%s:%d: %s", r.file.shown, r.case.line, r.case.name)
+  if #r.fails == 0 then
+    ctx.passed = ctx.passed + 1
+    raymond.stdout(string.format("ok   %s (%s)\n", name, ms(r.seconds)))
+  else
+    ctx.failed = ctx.failed + 1
+    local lines = { string.format("FAIL %s (%s)", name, ms(r.seconds)) }
+    for _, f in ipairs(r.fails) do
+      for line in f:gmatch("[^\n]+") do lines[#lines + 1] = "     " .. line end
+    end
+    local tail = console.tail(r.stderr, 8)
+    if tail ~= "" then
+      lines[#lines + 1] = "     the run said:"
+      for line in tail:gmatch("[^\n]+") do lines[#lines + 1] = "       " .. raymond.printable(line) end
+    end
+    raymond.stdout(table.concat(lines, "\n") .. "\n")
+  end
+  if r.dir and ctx.keep then
+    raymond.stdout(string.format("     kept in %s\n", r.dir))
+  elseif r.dir then
+    raymond.rmtree(r.dir)
+  end
+end
+
+local function xml(s)
+  return (tostring(s):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" })
+    :gsub("[%z\1-\8\11\12\14-\31]", "?"))
+end
+
+-- The results as JUnit XML: one testsuite per test file.
+function M.junit(results)
+  local by_file, files = {}, {}
+  for _, r in ipairs(results) do
+    local f = r.file.shown
+    if not by_file[f] then
+      by_file[f] = {}
+      files[#files + 1] = f
+    end
+    table.insert(by_file[f], r)
+  end
+  local out = { '<?xml version="1.0" encoding="UTF-8"?>', "<testsuites>" }
+  for _, f in ipairs(files) do
+    local fails, secs = 0, 0
+    for _, r in ipairs(by_file[f]) do
+      if #r.fails > 0 then fails = fails + 1 end
+      secs = secs + (r.seconds or 0)
+    end
+    out[#out + 1] = string.format('  <testsuite name="%s" tests="%d" failures="%d" time="%.3f">', xml(f),
+      #by_file[f], fails, secs)
+    for _, r in ipairs(by_file[f]) do
+      local head = string.format('    <testcase classname="%s" name="%s" time="%.3f"', xml(f), xml(r.case.name),
+        r.seconds or 0)
+      if #r.fails == 0 then
+        out[#out + 1] = head .. "/>"
+      else
+        out[#out + 1] = head .. ">"
+        out[#out + 1] = string.format('      <failure message="%s">%s</failure>', xml(r.fails[1]:match("[^\n]*")),
+          xml(table.concat(r.fails, "\n")))
+        out[#out + 1] = "    </testcase>"
+      end
+    end
+    out[#out + 1] = "  </testsuite>"
+  end
+  out[#out + 1] = "</testsuites>"
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- ------------------------------------------------------------------ main
+
+-- Ends the children of cases past their deadline, until none is left.
+local function watchdog(ctx)
+  while ctx.left > 0 do
+    local now = raymond.now()
+    for job in pairs(ctx.running) do
+      if not job.timed_out and now > job.deadline then
+        job.timed_out = true
+        job.cancel:cancel()
+      end
+    end
+    if not raymond.sleep(0.05) then return end
+  end
+end
+
+local function load_files(opts)
+  local paths = {}
+  for _, p in ipairs(#(opts.paths or {}) > 0 and opts.paths or { "." }) do
+    if not raymond.stat(p:sub(1, 1) == "/" and p or (opts.cwd .. "/" .. p)) then
+      console.error(string.format("%s: no such file or folder", p), nil, "give a test file (NAME.test.yaml) or a folder")
+      return nil
+    end
+    find(p, paths)
+  end
+  local files, bad = {}, 0
+  for _, p in ipairs(paths) do
+    local tf, err = testfile.load(p, opts.cwd)
+    if tf then files[#files + 1] = tf else
+      bad = bad + 1
+      console.error(err)
+    end
+  end
+  return files, bad, #paths
+end
+
+function M.main(opts)
+  local files, bad, found = load_files(opts)
+  if not files then return 1 end
+  if found == 0 then
+    console.error("no test files found (NAME.test.yaml)", nil, "put them in a workflow's tests/ folder; see docs/testing.md")
+    return 1
+  end
+  local queue = {}
+  for _, tf in ipairs(files) do
+    for _, c in ipairs(tf.cases) do
+      if not opts.filter or c.name:find(opts.filter, 1, true) then queue[#queue + 1] = { tf = tf, c = c } end
+    end
+  end
+  local ctx = { passed = 0, failed = 0, running = {}, left = #queue, keep = opts.keep, results = {} }
+  local t0 = raymond.clock()
+  local jobs = opts.jobs or processors()
+  raymond.set_max_parallel(jobs)
+  local next_i = 0
+  local function worker()
+    while next_i < #queue do
+      next_i = next_i + 1
+      local q = queue[next_i]
+      local r = run_case(ctx, q.tf, q.c)
+      ctx.results[#ctx.results + 1] = r
+      report(ctx, r)
+      ctx.left = ctx.left - 1
+    end
+  end
+  for _ = 1, math.min(jobs, #queue) do raymond.go(worker) end
+  watchdog(ctx)
+  if raymond.stopping() then return 130 end
+  for _, tf in ipairs(files) do analyse.close(tf.workflow) end
+  if opts.junit then
+    local ok, err = raymond.write_atomic(opts.junit, M.junit(ctx.results))
+    if not ok then console.error("cannot write " .. opts.junit .. ": " .. tostring(err)) bad = bad + 1 end
+  end
+  raymond.stdout(string.format("%d passed, %d failed%s (%.2f s)\n", ctx.passed, ctx.failed,
+    bad > 0 and string.format(", %d test file(s) with errors", bad) or "", raymond.clock() - t0))
+  return (ctx.failed > 0 or bad > 0) and 1 or 0
+end
+
+return M
