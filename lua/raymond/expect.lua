@@ -29,7 +29,9 @@ function M.outcome(dir, exit, stdout)
     got.rec, got.status, got.result, got.cost, got.data = rec, rec.status, rec.result, rec.cost or 0, rec.data
     got.error = rec.error or rec.stop_reason
   end
+  got.tools = {}
   for _, e in ipairs(trace.read(dir .. "/.raymond/test/trace.jsonl")) do
+    if e.ev == "tool" then got.tools[#got.tools + 1] = e end
     if e.ev == "step" then
       local p = got.paths[e.agent]
       if not p then
@@ -192,10 +194,40 @@ function M.check(ex, got, dir)
       from = e + 1
     end
   end
+  for _, t in ipairs(ex.tools or {}) do
+    local why = M.tool_check(t, got.tools)
+    if why then add("tool call %s", why) end
+  end
   if ex.data and not equal(ex.data, M.data_subset(ex.data, got.data)) then
     add("data: expected %s, got %s", shown(ex.data), shown(M.data_subset(ex.data, got.data)))
   end
   return fails
+end
+
+-- The tool calls `t` selects, each as "Bash git push" (raymond.claude's
+-- line), and why they do not do what `t` expects, or nil.
+function M.tool_check(t, calls)
+  local claude = require("raymond.claude")
+  local seen, wrong = 0, nil
+  for _, c in ipairs(calls) do
+    local line = claude.tool_line({ name = c.tool, input = type(c.input) == "table" and c.input or {} }) or ""
+    local fits = c.tool == t.tool and (not t.call or line:find(t.call, 1, true)) and (not t.state or c.state == t.state)
+      and (not t.agent or glob(t.agent, c.agent))
+    if fits then
+      seen = seen + 1
+      local denied = c.denied ~= nil and c.denied ~= cjson.null
+      if t.denied ~= nil and denied ~= t.denied then
+        wrong = wrong or string.format("%s in [%s] %s %s", line, c.agent, c.state, denied
+          and ("was denied: " .. tostring(c.denied)) or "ran, and should have been denied")
+      elseif t.reason and not (denied and tostring(c.denied):find(t.reason, 1, true)) then
+        wrong = wrong or string.format("%s in [%s] %s was %s, not for a reason containing %q", line, c.agent, c.state,
+          denied and ("denied: " .. tostring(c.denied)) or "not denied", t.reason)
+      end
+    end
+  end
+  local what = t.tool .. (t.call and (" " .. t.call) or "") .. (t.state and (" in " .. t.state) or "")
+  if seen == 0 then return string.format("%s: no such call was made", what) end
+  return wrong
 end
 
 -- The keys of `have` that `want` names (data: checks only the keys it gives).

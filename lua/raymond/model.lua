@@ -19,7 +19,9 @@
 -- Which reply a turn gets: the case's entries for the state, those whose
 -- `when` fits the agent, the visit-th of them (the last repeats); the
 -- visit comes from the run's trace (raymond.trace), so a resumed run
--- gets the same replies.  Inside one visit, attempts take the entry's
+-- gets the same replies.  A raymond.evaluate gets the first answer whose
+-- `when` fits it (state, visit, agent, prompt), else the n-th answer
+-- without one for the run's n-th evaluation.  Inside one visit, attempts take the entry's
 -- errors first, then its replies in turn (the last repeats).
 --
 -- Sessions the model has started are listed in a file beside the case,
@@ -68,8 +70,10 @@ local function index_of(agent)
   return tonumber(agent.id:match("(%d+)$")) or 0
 end
 
-local function fits(when, agent, prompt)
+local function fits(when, agent, prompt, state, visit)
   if not when then return true end
+  if when.state and when.state ~= state then return false end
+  if when.visit and when.visit ~= visit then return false end
   if when.agent and not M.glob(when.agent, agent.id) then return false end
   if when.index and when.index ~= index_of(agent) then return false end
   for k, v in pairs(when.vars or {}) do
@@ -88,6 +92,22 @@ local function pick(entries, agent, visit, prompt)
   return fit[math.min(visit, #fit)]
 end
 
+-- An evaluate answer: the first entry with a `when` that fits this
+-- evaluation, else the n-th of those without one (the n-th evaluation
+-- of the run; the last repeats).
+local function pick_answer(entries, agent, state, visit, prompt, n)
+  local plain = {}
+  for _, e in ipairs(entries or {}) do
+    if e.when then
+      if fits(e.when, agent, prompt, state, visit) then return e end
+    else
+      plain[#plain + 1] = e
+    end
+  end
+  if #plain == 0 then return nil end
+  return plain[math.min(n, #plain)]
+end
+
 -- ------------------------------------------------------------ stream-json
 
 local function usage(entry)
@@ -99,8 +119,9 @@ end
 local Stream = {}
 Stream.__index = Stream
 
-local function stream(job, session, model_name)
-  return setmetatable({ job = job, session = session, model = model_name or "claude-test", n = 0 }, Stream)
+local function stream(self, job, session, model_name)
+  return setmetatable({ job = job, session = session, model = model_name or "claude-test", n = 0,
+                        trace = self.trace }, Stream)
 end
 
 function Stream:put(obj)
@@ -190,6 +211,8 @@ local function tool_call(s, job, i, call, u)
     end
   end
   s:put({ type = "user", message = { role = "user", content = { block } } })
+  local t = job.turn
+  s.trace:tool(t.agent.id, t.state, call.tool, input, denied)
   return block
 end
 
@@ -217,8 +240,12 @@ local function session_error(self, s, sess)
   return nil
 end
 
-local function unscripted(what)
-  return ended(2, "raymond test: " .. what .. "\n")
+-- A turn the case has no entry for: an error no attempt can mend, told
+-- as the CLI tells an API's refusal (status 400), so the run fails at once
+-- with the message.
+local function unscripted(s, what)
+  s:result({ is_error = true, api_error_status = 400, result = "raymond test: " .. what })
+  return ended(1, "raymond test: " .. what .. "\n")
 end
 
 function Model:turn(run, job, req)
@@ -226,14 +253,18 @@ function Model:turn(run, job, req)
   local agent = t.agent or { id = "run", vars = {} }
   local state = t.state or "(run)"
   local visit = self.trace:visit(agent.id, state)
-  local entries = t.purpose == "evaluate" and self.case.evaluate or (self.case.model or {})[state]
-  local entry = pick(entries, agent, visit, t.prompt)
+  local entry
+  if t.purpose == "evaluate" then
+    entry = pick_answer(self.case.evaluate, agent, state, visit, t.prompt, self.trace:evaluate(agent.id, state))
+  else
+    entry = pick((self.case.model or {})[state], agent, visit, t.prompt)
+  end
   local sess = t.session or { mode = "fresh", id = raymond.uuid() }
-  local s = stream(job, sess.id, req and req.model)
+  local s = stream(self, job, sess.id, req and req.model)
   local serr = session_error(self, s, sess)
   if serr then return serr end
   if not entry then
-    return unscripted(t.purpose == "evaluate"
+    return unscripted(s, t.purpose == "evaluate"
       and string.format("the case scripts no raymond.evaluate answer for [%s] %s (visit %d)", agent.id, state, visit)
       or string.format("the case scripts no reply for [%s] %s (visit %d); add it under model: %s", agent.id, state,
         visit, state))

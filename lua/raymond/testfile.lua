@@ -153,12 +153,14 @@ end
 -- ------------------------------------------------------------------ the model
 
 local WHEN = set("agent", "index", "vars", "prompt")
+local EVAL_WHEN = set("agent", "index", "vars", "prompt", "state", "visit")
 
-function C:when(v, line)
+function C:when(v, line, evaluate)
   local out = {}
-  for _, k in ipairs(self:map(v, line, "when", WHEN)) do
+  for _, k in ipairs(self:map(v, line, "when", evaluate and EVAL_WHEN or WHEN)) do
     local l = self:line_of(v, k)
-    if k == "index" then out.index = self:integer(v[k], l, "when.index")
+    if k == "index" or k == "visit" then out[k] = self:integer(v[k], l, "when." .. k)
+    elseif k == "state" then out.state = self:state(self:string(v[k], l, k), l)
     elseif k == "vars" then
       out.vars = {}
       for _, n in ipairs(self:map(v[k], l, "when.vars")) do out.vars[n] = self:string(v[k][n], self:line_of(v[k], n), n) end
@@ -218,7 +220,7 @@ function C:turn(v, line, evaluate)
     elseif k == "tools" then
       e.tools = {}
       for i, t in ipairs(self:list(x, l, k)) do e.tools[i] = self:tool(t, self:line_of(x, i)) end
-    elseif k == "when" then e.when = self:when(x, l)
+    elseif k == "when" then e.when = self:when(x, l, evaluate)
     end
   end
   if not e.reply and not evaluate then
@@ -310,7 +312,24 @@ function C:path(v, line, name, check_states)
   return out
 end
 
-local EXPECT = set("path", "paths", "result", "exit", "status", "error", "cost", "files", "prints", "data")
+local EXPECT = set("path", "paths", "result", "exit", "status", "error", "cost", "files", "prints", "data", "tools")
+
+local TOOL_EXPECT = set("tool", "call", "state", "agent", "denied", "reason")
+
+-- An expected tool call: which calls (tool, call: text in its main
+-- argument, state, agent) and what the policy did with every one of them.
+function C:tool_expect(v, line)
+  local out = { line = line }
+  for _, k in ipairs(self:map(v, line, "an expected tool call", TOOL_EXPECT)) do
+    local l = self:line_of(v, k)
+    if k == "denied" then out.denied = self:bool(v[k], l, k)
+    elseif k == "state" then out.state = self:state(self:string(v[k], l, k), l, "markdown")
+    else out[k] = self:string(v[k], l, k) end
+  end
+  if not out.tool then fail(line, "an expected tool call needs tool: (the tool's name, such as Bash)") end
+  if out.reason and out.denied == false then fail(self:line_of(v, "reason"), "a call that ran has no denial reason") end
+  return out
+end
 
 function C:expect(v, line)
   local ex = {}
@@ -355,6 +374,9 @@ function C:expect(v, line)
     elseif k == "data" then
       self:map(x, l, "data")
       ex.data = self:plain(x)
+    elseif k == "tools" then
+      ex.tools = {}
+      for i, t in ipairs(self:list(x, l, k)) do ex.tools[i] = self:tool_expect(t, self:line_of(x, i)) end
     end
   end
   if ex.status == "completed" and ex.exit and ex.exit ~= 0 then

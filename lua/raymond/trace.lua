@@ -21,6 +21,13 @@
 -- numbers them as the killed one did, and a test's scripted replies,
 -- chosen by visit, stay the same.
 --
+--   {"ev":"evaluate","agent":A,"state":S,"n":N}      a raymond.evaluate call, held
+--                                                  and written with A's next step
+--   {"ev":"tool","agent":A,"state":S,"tool":N,"input":I,"denied":R}
+--                                                  a scripted tool call and what the
+--                                                  tool policy said (R: the reason, or
+--                                                  absent when it ran), written at once
+--
 -- T is the state the agent goes to ("" when it ends), G the tag (or the
 -- tag a hook routed to), W "tag" or "hook".
 
@@ -47,8 +54,9 @@ function M.read(path)
 end
 
 function M.open(path)
-  local t = setmetatable({ path = path, held = {}, count = {} }, Trace)
+  local t = setmetatable({ path = path, held = {}, count = {}, evaluations = 0, evals_held = {} }, Trace)
   for _, e in ipairs(M.read(path)) do
+    if e.ev == "evaluate" then t.evaluations = t.evaluations + 1 end
     if e.ev == "step" then
       local k = key(e.agent, e.state)
       t.count[k] = (t.count[k] or 0) + 1
@@ -72,9 +80,26 @@ function Trace:start(agent, state)
   put(self, { ev = "start", agent = agent, state = state, visit = self:visit(agent, state) })
 end
 
+-- A raymond.evaluate call by `agent`: its number in the run, counted
+-- from 1.  The line is held with the agent's step, so a step run again
+-- after a kill numbers its evaluations as the killed one did.
+function Trace:evaluate(agent, state)
+  self.evaluations = self.evaluations + 1
+  local list = self.evals_held[agent] or {}
+  self.evals_held[agent] = list
+  list[#list + 1] = { ev = "evaluate", agent = agent, state = state, n = self.evaluations }
+  return self.evaluations
+end
+
+function Trace:tool(agent, state, tool, input, denied)
+  put(self, { ev = "tool", agent = agent, state = state, tool = tool, input = input, denied = denied })
+end
+
 -- `tr` is the transition the engine applied to `agent`, which left `from`.
 function Trace:transition(agent, from, tr, target)
   local k = key(agent.id, from)
+  for _, e in ipairs(self.evals_held[agent.id] or {}) do self.held[#self.held + 1] = e end
+  self.evals_held[agent.id] = nil
   self.held[#self.held + 1] = { ev = "step", agent = agent.id, state = from, visit = self:visit(agent.id, from),
     tag = tr.tag, to = target or "", via = tr.via or "tag", next = tr.next }
   self.count[k] = (self.count[k] or 0) + 1
