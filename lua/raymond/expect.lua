@@ -12,6 +12,7 @@
 --   paths     agent id -> the states it ran, in order (from the trace's
 --             step lines, which hold only saved transitions), and the
 --             state it was in at the end if it did not finish there
+--             (a failed or stopped state; not the one an agent asks in)
 --   stdout    what the runs printed (<print> text, the result)
 
 local raymond = require("raymond")
@@ -50,7 +51,8 @@ function M.outcome(dir, exit, stdout)
       got.paths[a.id] = p
       got.order[#got.order + 1] = a.id
     end
-    if type(a.state) == "string" then p[#p + 1] = a.state end
+    -- An agent that asks stays at the state that asked, already counted.
+    if type(a.state) == "string" and a.status ~= "asking" then p[#p + 1] = a.state end
   end
   return got
 end

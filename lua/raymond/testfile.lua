@@ -36,7 +36,7 @@ M.DEFAULT_TIMEOUT = 60
 M.OPTIONS = {
   budget = "number", timeout = "number", max_parallel = "integer", max_agents = "integer", model = "string",
   effort = "string", no_default_hooks = "bool", loop_limit = "integer", allow_cd = "string", no_wait = "bool",
-  no_lint = "bool", dangerously_skip_permissions = "bool", hooks = "string",
+  no_lint = "bool", dangerously_skip_permissions = "bool", hooks = "string", on_ask = "string",
 }
 
 M.STATUSES = { completed = true, failed = true, stopped = true, asking = true }
@@ -417,7 +417,7 @@ end
 function C:case(v, line, seen)
   self:map(v, line, "a case", CASE)
   if v.name == nil then fail(line, "a case needs name:") end
-  local c = { line = line, env = {}, files = {}, answers = {}, timeout = M.DEFAULT_TIMEOUT, args = {},
+  local c = { line = line, env = {}, files = {}, answers = {}, timeout = M.DEFAULT_TIMEOUT, args = {}, options = {},
               case = { model = {}, scripts = {}, evaluate = {} } }
   c.name = self:string(v.name, self:line_of(v, "name"), "name")
   if seen[c.name] then fail(self:line_of(v, "name"), "a case named '%s' is already on line %d", c.name, seen[c.name]) end
@@ -426,7 +426,7 @@ function C:case(v, line, seen)
     local x, l = v[k], self:line_of(v, k)
     if k == "input" then c.input = self:string(x, l, k)
     elseif k == "start" then c.start = self:state(self:string(x, l, k), l)
-    elseif k == "options" then c.args = self:options(x, l)
+    elseif k == "options" then c.args, c.options = self:options(x, l), x
     elseif k == "env" then c.env = self:strings(x, l, "env")
     elseif k == "files" then
       for p, body in pairs(self:strings(x, l, "files")) do c.files[self:rel_path(p, self:line_of(x, p))] = body end
