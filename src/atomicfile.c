@@ -52,6 +52,9 @@ dir_of(const char *path)
 	return xstrndup(path, (size_t)(slash - path));
 }
 
+/* Whether writes are synced (atomicfile.h): set once, before any write. */
+static int sync_on = 1;
+
 int
 ray_atomicfile_write(const char *path, const void *data, size_t len,
     struct ray_err *err)
@@ -82,7 +85,7 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 	}
 
 	/* Without this the rename could reach the disk before the data. */
-	if (fsync(fd) < 0) {
+	if (sync_on && fsync(fd) < 0) {
 		rc = ray_err_sys(err, "cannot fsync '%s'", lock);
 		goto out;
 	}
@@ -127,13 +130,27 @@ out:
 	return rc;
 }
 
+void
+ray_atomicfile_set_sync(int on)
+{
+	sync_on = on;
+}
+
+int
+ray_atomicfile_sync(void)
+{
+	return sync_on;
+}
+
 int
 ray_atomicfile_sync_dir(const char *path, const char *doing,
     struct ray_err *err)
 {
 	char *dir = dir_of(path);
-	int dfd, rc = 0, saved;
+	int dfd = -1, rc = 0, saved;
 
+	if (!sync_on)
+		goto out;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		rc = ray_err_sys(err, "cannot open directory '%s' after %s "

@@ -46,6 +46,17 @@ int ray_atomicfile_read_max(const char *path, size_t max, char **out,
  */
 int ray_atomicfile_sync_dir(const char *path, const char *doing,
     struct ray_err *err);
+/*
+ * ray_atomicfile_set_sync(0) leaves out every fsync and fdatasync of this
+ * module and of the journal (journal.h) for the rest of the process, and
+ * ray_atomicfile_sync() says whether they are made.  The order of the
+ * steps stays, so a process killed at any point still leaves the old or
+ * the new contents (written data is in the page cache before the rename);
+ * only a power cut may lose them.  For runs of `raymond test`, whose state
+ * must survive a kill of raymond, not of the machine.
+ */
+void ray_atomicfile_set_sync(int on);
+int ray_atomicfile_sync(void);
 /* Remove "<path>.lock" if present; returns 1 if one was removed, else 0. */
 int ray_atomicfile_clear_stale(const char *path);
 

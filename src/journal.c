@@ -167,7 +167,7 @@ ray_journal_open(const char *path, size_t min_record,
 		goto fail;
 	}
 	/* fsync, not fdatasync: the size may have changed. */
-	if (fsync(j->fd) < 0) {
+	if (ray_atomicfile_sync() && fsync(j->fd) < 0) {
 		rc = ray_err_sys(err, "cannot fsync the journal '%s'", path);
 		goto fail;
 	}
@@ -221,7 +221,7 @@ ray_journal_append(struct ray_journal *j, const void *data, size_t len,
 		    j->path, strerror(-rc));
 		goto undo;
 	}
-	if (fdatasync(j->fd) < 0) {
+	if (ray_atomicfile_sync() && fdatasync(j->fd) < 0) {
 		rc = ray_err_sys(err, "cannot fdatasync the journal '%s'",
 		    j->path);
 		goto undo;

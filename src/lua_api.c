@@ -679,6 +679,17 @@ api_now(lua_State *L)
 	return 1;
 }
 
+/*
+ * raymond.set_sync(on): whether state files and journals are synced to
+ * disk (atomicfile.h); off only for the runs of raymond test.
+ */
+static int
+api_set_sync(lua_State *L)
+{
+	ray_atomicfile_set_sync(lua_toboolean(L, 1));
+	return 0;
+}
+
 /* raymond.clock() -> monotonic seconds, for durations */
 static int
 api_clock(lua_State *L)
@@ -1188,6 +1199,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "set_live", api_set_live },
 	{ "embedded", api_embedded },
 	{ "sha256_file", api_sha256_file },
+	{ "set_sync", api_set_sync },
 	{ "zip_open", api_zip_open },
 	{ "mkdtemp", api_mkdtemp },
 	{ "rmtree", api_rmtree },

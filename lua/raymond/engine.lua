@@ -285,6 +285,9 @@ local function open_run(opts, ws, rec, scope, roots)
     local model, merr = require("raymond.model").open(case)
     if not model then return nil, merr end
     run.model, run.trace = model, model.trace
+    -- A test's run must outlive a kill of raymond (raymond test --chaos),
+    -- which the page cache sees to, not a power cut.
+    raymond.set_sync(false)
   end
   raymond.set_max_parallel(rec.launch.max_parallel or 0)
   raymond.set_flush(function() run:flush() end)
