@@ -76,8 +76,9 @@ end
 
 local function processors()
   local n = 0
-  for _ in (raymond.read_file("/proc/cpuinfo") or ""):gmatch("\nprocessor") do n = n + 1 end
-  if (raymond.read_file("/proc/cpuinfo") or ""):match("^processor") then n = n + 1 end
+  for line in (raymond.read_file("/proc/cpuinfo") or ""):gmatch("[^\n]+") do
+    if line:match("^processor%s*:") then n = n + 1 end
+  end
   return math.max(n, 1)
 end
 
