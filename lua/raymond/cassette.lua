@@ -379,6 +379,13 @@ function M.attach(run, opts, scope)
   if opts.resume and raymond.stat(path) == "file" then
     local existing, err = M.read(path)
     if not existing then return nil, "--record: " .. err end
+    -- A line the killed process left torn is cut off, so that what this
+    -- one appends starts on a line of its own.
+    local text = raymond.read_file(path) or ""
+    if text ~= "" and text:sub(-1) ~= "\n" then
+      local ok, werr = raymond.write_atomic(path, text:match("^(.*\n)") or "")
+      if not ok then return nil, "--record: cannot write " .. path .. ": " .. tostring(werr) end
+    end
     for _, s in ipairs(existing.steps) do
       count_visit(w, s.agent, s.state)
       w.steps[#w.steps + 1] = s

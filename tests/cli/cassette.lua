@@ -16,6 +16,7 @@ local trace = require("raymond.trace")
 local cjson = raymond.cjson
 
 local path, wf, sandbox, mode = os.getenv("CASSETTE"), os.getenv("WF"), os.getenv("SANDBOX"), os.getenv("MODE")
+if wf == "" then wf = nil end
 local case, outcome = cassette.case(path, wf)
 if not case then
   io.stdout:write(outcome, "\n")
@@ -32,8 +33,12 @@ if mode == "case" then
   local keys = {}
   for k in pairs(case.options) do keys[#keys + 1] = k end
   table.sort(keys)
+  local switches = { skip_permissions = "--dangerously-skip-permissions", no_wait = "--no-wait",
+                     no_default_hooks = "--no-default-hooks" }
   for _, k in ipairs(keys) do
-    if flags[k] then argv[#argv + 1] = flags[k] argv[#argv + 1] = tostring(math.tointeger(case.options[k]) or case.options[k]) end
+    local v = case.options[k]
+    if flags[k] then argv[#argv + 1] = flags[k] argv[#argv + 1] = tostring(math.tointeger(v) or v) end
+    if switches[k] and v == true then argv[#argv + 1] = switches[k] end
   end
   assert(raymond.write_atomic(dir .. "/argv", table.concat(argv, "\n") .. "\n"))
 elseif mode == "compare" then
