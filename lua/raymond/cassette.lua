@@ -2,7 +2,8 @@
 -- and played back offline (a test case's `replay`).
 --
 --   local w, err = cassette.attach(run, opts, scope)  -- the engine, with --record
---   w:exchange(job, res, lines)     -- executor.run, as a Claude turn ends
+--   local feed, tape = w:tape(job.lines)  -- executor.run, as a Claude turn starts
+--   w:exchange(job, res, tape)      -- and as it ends
 --   w:transition(agent, from, tr, target) ; w:commit()  -- as the trace's
 --   w:finish(run, code)             -- the run's outcome, at its end
 --
@@ -23,6 +24,7 @@
 --    "timed_out":B,"stderr":..,"cost":C}                    one model exchange, as it ends
 --   {"ev":"step","agent":A,"state":S,"visit":V,"to":T,"tag":G}
 --                                                           a transition, once saved
+--   {"ev":"answer","text":X}                               `resume --input X` answered an <ask>
 --   {"ev":"end","status":..,"result":..,"error":..,"exit":N,"cost":C,"paths":{A:[S..]}}
 --                                                           the run's outcome, at its end
 --
@@ -212,7 +214,7 @@ end
 function M.read(path)
   local text, err = raymond.read_file(path)
   if not text then return nil, string.format("cannot read the cassette %s: %s", path, tostring(err)) end
-  local c = { exchanges = {}, steps = {}, path = path }
+  local c = { exchanges = {}, steps = {}, answers = {}, path = path }
   local n = 0
   local pos = 1
   while pos <= #text do
@@ -250,8 +252,11 @@ function M.read(path)
       c.steps[#c.steps + 1] = obj
     elseif obj.ev == "end" then
       c.outcome = obj
+    elseif obj.ev == "answer" then
+      if type(obj.text) ~= "string" then return nil, where .. "an answer without text" end
+      c.answers[#c.answers + 1] = obj.text
     else
-      return nil, string.format("%sunknown line kind %s (a turn, step or end line was expected)", where,
+      return nil, string.format("%sunknown line kind %s (a turn, step, answer or end line was expected)", where,
         shown(obj.ev))
     end
   end
@@ -302,6 +307,7 @@ function M.case(path, workflow_path)
     input = h.input ~= cjson.null and h.input or nil, options = type(h.options) == "table" and h.options or {},
     replay = absolute(path),
   }
+  if #c.answers > 0 then case.answers = c.answers end
   local o = c.outcome or {}
   local outcome = {
     status = o.status, result = o.result, error = o.error, exit = o.exit, cost = o.cost,
@@ -394,6 +400,12 @@ function M.attach(run, opts, scope)
       local k = key(e.agent, e.state, e.visit, e.purpose, 0)
       w.attempts[k] = math.max(w.attempts[k] or 0, e.attempt)
     end
+    -- `resume --input TEXT` answers the oldest <ask>: a replay gives the
+    -- same answers in the same order.
+    if opts.input ~= nil then
+      local ok, perr = pcall(put, w, { ev = "answer", text = opts.input })
+      if not ok then return nil, "--record: " .. tostring(perr) end
+    end
     return w
   end
   local line, err = raymond.json_encode(redact_all(header(run, opts, scope), w.secrets))
@@ -401,6 +413,29 @@ function M.attach(run, opts, scope)
   local ok, werr = raymond.write_atomic(path, line .. "\n")
   if not ok then return nil, "--record: cannot write " .. path .. ": " .. tostring(werr) end
   return w
+end
+
+-- The most stream-json one exchange keeps, in bytes: a turn that prints
+-- more is recorded up to here and marked cut, so that recording never
+-- holds more of a run's output in memory than this.
+M.MAX_TURN_BYTES = 64 * 1024 * 1024
+
+-- Collect what the Claude turn `job` prints: returns the function that
+-- feeds `feed` (the turn's own reader, or nil) and keeps each line, and
+-- the tape it keeps them on.
+function Writer:tape(feed)
+  local tape = { lines = {}, bytes = 0 }
+  return function(line)
+    if not tape.cut then
+      if tape.bytes + #line > M.MAX_TURN_BYTES then
+        tape.cut = true
+      else
+        tape.lines[#tape.lines + 1] = line
+        tape.bytes = tape.bytes + #line
+      end
+    end
+    if feed then return feed(line) end
+  end, tape
 end
 
 function Writer:visit(agent, state)
@@ -427,8 +462,9 @@ end
 -- A Claude turn (job.turn) ended with `res` after printing `lines`.  A
 -- turn cut short by a stop of the run is not recorded: the resume runs
 -- it again, and that is the exchange.
-function Writer:exchange(job, res, lines)
+function Writer:exchange(job, res, tape)
   if res.killed and not res.timed_out then return end
+  local lines = tape.lines
   local t = job.turn
   local agent = t.agent and t.agent.id or "run"
   local state = t.state or "(run)"
@@ -447,7 +483,8 @@ function Writer:exchange(job, res, lines)
   put(w, { ev = "turn", agent = agent, state = state, visit = visit, attempt = attempt, purpose = t.purpose,
            model = model_of(job.argv), session = { mode = s.mode, id = s.id, from = s.from },
            prompt = t.prompt, lines = lines, exit = res.exit, signal = res.signal, timed_out = res.timed_out == true,
-           stderr = res.stderr_tail or "", cost = result_cost(lines), duration = res.duration })
+           stderr = res.stderr_tail or "", cost = result_cost(lines), duration = res.duration,
+           cut = tape.cut })
 end
 
 -- As raymond.trace: held until the save that makes the transition durable.
@@ -554,6 +591,9 @@ function Replayer:turn(m, run, job)
     local d = { ev = "diverge", agent = agent.id, state = state, visit = visit, what = what }
     for x, v in pairs(extra or {}) do d[x] = v end
     m.trace:diverge(d)
+  end
+  if e and e.cut then
+    diverge("recording cut", { message = "the recording of this turn was cut at its size limit" })
   end
   if not e then
     local msg = string.format("the recording has no turn for [%s] %s (visit %d%s): the workflow now goes "

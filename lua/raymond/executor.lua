@@ -67,14 +67,9 @@ function M.run(run, job)
     req.env.RAYMOND_PROCESS_GROUP = token
     req.group_file = run.children .. "/" .. token
   end
-  local taped
+  local tape
   if run.cassette and job.turn then
-    local lines, feed = {}, req.lines
-    taped = lines
-    req.lines = function(line)
-      lines[#lines + 1] = line
-      if feed then return feed(line) end
-    end
+    req.lines, tape = run.cassette:tape(req.lines)
     job.lines = req.lines
   end
   local step
@@ -90,7 +85,7 @@ function M.run(run, job)
   end
   local res = run.model and run.model:serve(run, job, req) or raymond.spawn(req)
   res.started_at = t0
-  if taped then run.cassette:exchange(job, res, taped) end
+  if tape then run.cassette:exchange(job, res, tape) end
   return res, step
 end
 

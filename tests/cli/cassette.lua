@@ -4,8 +4,9 @@
 --
 --   CASSETTE=FILE [WF=PATH] SANDBOX=S  MODE=case
 --       writes S/.raymond/test/case.json (raymond.cassette.case) and
---       S/.raymond/test/argv, the child's arguments after the workflow,
---       one a line; on a bad cassette prints the error and exits 1
+--       S/.raymond/test/argv, the child's arguments, one a line, and
+--       S/.raymond/test/answers, the recorded answers to asks, one a
+--       line; on a bad cassette prints the error and exits 1
 --   CASSETTE=FILE [WF=PATH] SANDBOX=S  MODE=compare
 --       prints how the finished child run differs from the recording
 --       (raymond.cassette.compare), one line each, or "same"
@@ -41,6 +42,8 @@ if mode == "case" then
     if switches[k] and v == true then argv[#argv + 1] = switches[k] end
   end
   assert(raymond.write_atomic(dir .. "/argv", table.concat(argv, "\n") .. "\n"))
+  assert(raymond.write_atomic(dir .. "/answers", #(case.answers or {}) > 0
+    and table.concat(case.answers, "\n") .. "\n" or ""))
 elseif mode == "compare" then
   local state = cjson.decode(assert(raymond.read_file(sandbox .. "/.raymond/state/test.json")))
   local lines = cassette.compare(outcome, cassette.paths(trace.read(dir .. "/trace.jsonl")), state.result)

@@ -8,8 +8,10 @@
 #                               differs from the recording, or "same"
 #   replay CASSETTE [WF]        the recording played back in a fresh
 #                               sandbox ./S with no Claude Code CLI to be
-#                               found: exit status in ./status, output in
-#                               ./rout and ./rerr
+#                               found, each recorded answer given with
+#                               resume --input while it pauses (exit 2):
+#                               the last exit status in ./status, output
+#                               in ./rout and ./rerr
 #   has TEXT / lacks TEXT       stdin holds TEXT, or not
 #   eq WHAT GOT WANT
 
@@ -28,10 +30,21 @@ replay() {
 	rm -rf S && mkdir -p S/.raymond &&
 	helper case "$@" >herr || { cat herr; return 1; }
 	mapfile -t args <S/.raymond/test/argv &&
+	mapfile -t answers <S/.raymond/test/answers &&
 	set +e
+	child run "${args[@]}"
+	local st=$? i=0
+	while [ $st = 2 ] && [ $i -lt ${#answers[@]} ]; do
+		child resume test --input "${answers[$i]}"
+		st=$? i=$((i + 1))
+	done
+	echo $st >status
+	set -e
+}
+
+# child ARGS...: raymond ARGS in the sandbox, as the runner starts it.
+child() {
 	(cd S && env -u FAKE_CLAUDE_DIR RAYMOND_CLAUDE=/nonexistent/claude PATH=/usr/bin:/bin \
 		RAYMOND_TEST_CASE="$PWD/.raymond/test/case.json" RAYMOND_RETRY_DELAY=0 \
-		"$RAYMOND" run "${args[@]}" >../rout 2>../rerr)
-	echo $? >status
-	set -e
+		"$RAYMOND" "$@" >../rout 2>../rerr)
 }

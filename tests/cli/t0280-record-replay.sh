@@ -159,6 +159,32 @@ test_expect_success 'kill -9 while recording leaves a usable prefix; the resume 
 	eq compare "$(helper compare rec.cassette)" same
 '
 
+test_expect_success 'an <ask> answered on resume is recorded, and the replay gives the same answer' '
+	use_fake && mkdir -p wf &&
+	state START.md <<-\EOS &&
+	---
+	allowed_transitions:
+	  - { tag: ask, next: DECIDE }
+	---
+	Ask whether to merge.
+	MOCK: reply <ask next="DECIDE">Merge now?</ask>
+	EOS
+	state DECIDE.md <<-\EOS &&
+	The person said: {{input}}
+	MOCK: reply <result>decided</result>
+	EOS
+	expect_status 2 raymond run wf --on-ask pause --workflow-id m --record rec.cassette >json 2>/dev/null &&
+	raymond resume m --input "yes, merge" --quiet >out &&
+	eq result "$(cat out)" decided &&
+	eq answers "$(grep -c "\"ev\":\"answer\"" rec.cassette)" 1 &&
+	eq ends "$(grep -c "\"ev\":\"end\"" rec.cassette)" 2 &&
+	replay rec.cassette &&
+	eq status "$(cat status)" 0 &&
+	eq "replayed result" "$(cat rout)" decided &&
+	trace | lacks diverge &&
+	eq compare "$(helper compare rec.cassette)" same
+'
+
 test_expect_success 'secrets in the environment are absent from the cassette' '
 	use_fake && mkdir -p wf &&
 	export DEPLOY_TOKEN=tok-0123456789abcdef MY_PASSWORD=hunter2-hunter2 ANTHROPIC_API_KEY=sk-ant-api-fake-123456 &&

@@ -34,14 +34,15 @@ local function turn_job(agent, state, prompt, purpose, session, env)
                     session = session } }
 end
 
+-- What the writer taped of a turn that printed the CLI's lines.
 local function stream(session, text, cost)
-  return {
+  return { lines = {
     cjson.encode({ type = "system", subtype = "init", session_id = session }),
     cjson.encode({ type = "assistant", session_id = session,
                    message = { content = { { type = "text", text = text } } } }),
     cjson.encode({ type = "result", subtype = "success", is_error = false, result = text, session_id = session,
                    total_cost_usd = cost }),
-  }
+  } }
 end
 
 T.test("secret names: the words, ANTHROPIC_ and the bridge token, any case", function()
@@ -77,7 +78,7 @@ T.test("the writer: header, one line per exchange with visit and attempt, steps 
   w:exchange(turn_job("main", "START.md", "start go\n", "state", s1), { exit = 0 }, stream(s1.id, "<goto>B</goto>", 0.5))
   w:exchange(turn_job("main", "START.md", "judge", "evaluate", { mode = "fresh", id = "e" }), { exit = 0 },
     stream("e", "yes", 0.001))
-  w:exchange(turn_job("main", "START.md", "x", "state", s1), { killed = true }, {})
+  w:exchange(turn_job("main", "START.md", "x", "state", s1), { killed = true }, { lines = {} })
   w:transition({ id = "main" }, "START.md", { tag = "goto" }, "B.md")
   local before = lines_of(dir .. "/rec.cassette")
   T.eq(#before, 4, "a step waits for the save")
@@ -249,7 +250,7 @@ T.test("replay: lines verbatim but the session id, matched by visit and attempt;
   local w = assert(cassette.attach(run, opts, scope))
   local old = { mode = "fresh", id = "aaaaaaaa-0000-0000-0000-000000000001" }
   w:exchange(turn_job("main", "START.md", "line one\nline two\n", "state", old), { exit = 1, stderr_tail = "crash\n" },
-    { cjson.encode({ type = "system", subtype = "init", session_id = old.id }) })
+    { lines = { cjson.encode({ type = "system", subtype = "init", session_id = old.id }) } })
   w:exchange(turn_job("main", "START.md", "line one\nline two\n", "state", old), { exit = 0 },
     stream(old.id, "<goto>B</goto>", 0.5))
   local r = assert(cassette.replayer(dir .. "/rec.cassette"))
@@ -296,4 +297,38 @@ T.test("replay of a bad cassette is an error naming FILE:LINE", function()
   local r, err = cassette.replayer(dir .. "/c")
   T.eq(r, nil)
   T.eq(err, dir .. "/c:2: a turn without agent and state")
+end)
+
+T.test("a turn's tape keeps at most MAX_TURN_BYTES, marks the exchange cut, and still feeds the reader", function()
+  local dir, run, opts, scope = setup()
+  local w = assert(cassette.attach(run, opts, scope))
+  local saved = cassette.MAX_TURN_BYTES
+  cassette.MAX_TURN_BYTES = 10
+  local fed = {}
+  local feed, tape = w:tape(function(l) fed[#fed + 1] = l end)
+  feed("12345")
+  feed("67890")
+  feed("x")
+  feed("y")
+  cassette.MAX_TURN_BYTES = saved
+  T.same(fed, { "12345", "67890", "x", "y" })
+  T.same(tape.lines, { "12345", "67890" })
+  w:exchange(turn_job("main", "START.md", "p", "state", { mode = "fresh", id = "s" }), { exit = 0 }, tape)
+  local c = assert(cassette.read(dir .. "/rec.cassette"))
+  T.eq(c.exchanges[1].cut, true)
+  local r = assert(cassette.replayer(dir .. "/rec.cassette"))
+  local m = model_at(dir)
+  local job = turn_job("main", "START.md", "p", "state", { mode = "fresh", id = "s" })
+  r:turn(m, nil, job)
+  T.eq(trace.read(dir .. "/trace.jsonl")[1].what, "recording cut")
+end)
+
+T.test("answers given on resume are recorded, and the case gives them back in order", function()
+  local dir, run, opts, scope = setup()
+  assert(cassette.attach(run, opts, scope))
+  assert(cassette.attach(run, { cwd = dir, resume = "id", input = "yes" }, scope))
+  assert(cassette.attach(run, { cwd = dir, resume = "id" }, scope))
+  assert(cassette.attach(run, { cwd = dir, resume = "id", input = "ship it" }, scope))
+  local case = assert(cassette.case(dir .. "/rec.cassette", dir .. "/wf"))
+  T.same(case.answers, { "yes", "ship it" })
 end)
