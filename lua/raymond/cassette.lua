@@ -322,11 +322,27 @@ end
 local Writer = {}
 Writer.__index = Writer
 
-local function put(w, obj)
-  local line, err = raymond.json_encode(redact_all(obj, w.secrets))
-  if not line then error("cannot encode a cassette line for " .. w.path .. ": " .. tostring(err)) end
-  local ok, aerr = raymond.append_file(w.path, line .. "\n")
-  if not ok then error("cannot write the cassette " .. w.path .. ": " .. tostring(aerr)) end
+-- Append `text` (whole lines).  A cassette that cannot be written is
+-- said once and given up, and the run goes on: the work it does is worth
+-- more than its recording, and what was written stays a readable prefix.
+function Writer:write(text)
+  if self.broken then return false end
+  local ok, err = raymond.append_file(self.path, text)
+  if ok then return true end
+  self.broken = err
+  require("raymond.console").warn("--record: cannot write the cassette %s: %s; the recording stops here",
+    self.path, tostring(err))
+  return false
+end
+
+-- One line for `obj`, with the secrets (default: the writer's) redacted.
+local function put(w, obj, secrets)
+  local line, err = raymond.json_encode(redact_all(obj, secrets or w.secrets))
+  if not line then
+    require("raymond.console").warn("--record: cannot encode a line of the cassette %s: %s", w.path, tostring(err))
+    return false
+  end
+  return w:write(line .. "\n")
 end
 
 local function vkey(agent, state) return agent .. "\0" .. state end
@@ -403,8 +419,7 @@ function M.attach(run, opts, scope)
     -- `resume --input TEXT` answers the oldest <ask>: a replay gives the
     -- same answers in the same order.
     if opts.input ~= nil then
-      local ok, perr = pcall(put, w, { ev = "answer", text = opts.input })
-      if not ok then return nil, "--record: " .. tostring(perr) end
+      put(w, { ev = "answer", text = opts.input })
     end
     return w
   end
@@ -479,12 +494,11 @@ function Writer:exchange(job, res, tape)
     for i, x in ipairs(self.secrets) do secrets[i] = x end
     M.secrets(job.env, secrets)
   end
-  local w = setmetatable({ path = self.path, secrets = secrets }, Writer)
-  put(w, { ev = "turn", agent = agent, state = state, visit = visit, attempt = attempt, purpose = t.purpose,
+  put(self, { ev = "turn", agent = agent, state = state, visit = visit, attempt = attempt, purpose = t.purpose,
            model = model_of(job.argv), session = { mode = s.mode, id = s.id, from = s.from },
            prompt = t.prompt, lines = lines, exit = res.exit, signal = res.signal, timed_out = res.timed_out == true,
            stderr = res.stderr_tail or "", cost = result_cost(lines), duration = res.duration,
-           cut = tape.cut })
+           cut = tape.cut }, secrets)
 end
 
 -- As raymond.trace: held until the save that makes the transition durable.
@@ -502,15 +516,13 @@ function Writer:commit()
     self.steps[#self.steps + 1] = e
   end
   self.held = {}
-  local ok, err = raymond.append_file(self.path, table.concat(parts, "\n") .. "\n")
-  if not ok then error("cannot write the cassette " .. self.path .. ": " .. tostring(err)) end
+  self:write(table.concat(parts, "\n") .. "\n")
 end
 
 function Writer:finish(run, code)
   local rec = run.rec
-  local ok, err = pcall(put, self, { ev = "end", status = rec.status, result = rec.result, error = rec.error,
-    exit = code, cost = rec.cost, paths = M.paths(self.steps) })
-  if not ok then require("raymond.console").warn("%s", tostring(err)) end
+  put(self, { ev = "end", status = rec.status, result = rec.result, error = rec.error, exit = code,
+    cost = rec.cost, paths = M.paths(self.steps) })
 end
 
 -- ------------------------------------------------------------------ replay

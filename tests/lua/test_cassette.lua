@@ -332,3 +332,17 @@ T.test("answers given on resume are recorded, and the case gives them back in or
   local case = assert(cassette.case(dir .. "/rec.cassette", dir .. "/wf"))
   T.same(case.answers, { "yes", "ship it" })
 end)
+
+T.test("a cassette that cannot be written is given up with a warning; the run goes on", function()
+  local dir, run, opts, scope = setup()
+  local w = assert(cassette.attach(run, opts, scope))
+  os.remove(dir .. "/rec.cassette")
+  assert(raymond.mkdir_p(dir .. "/rec.cassette"))
+  local s = { mode = "fresh", id = "s" }
+  w:exchange(turn_job("main", "START.md", "p", "state", s), { exit = 0 }, stream("s", "<goto>B</goto>", 0))
+  T.has(w.broken, "rec.cassette")
+  w:transition({ id = "main" }, "START.md", { tag = "goto" }, "B.md")
+  w:commit()
+  w:finish({ rec = { status = "completed" } }, 0)
+  T.eq(raymond.stat(dir .. "/rec.cassette"), "dir")
+end)
