@@ -868,6 +868,21 @@ api_sha256_file(lua_State *L)
 	return 1;
 }
 
+/* raymond.sha256(text) -> 64 lowercase hex digits of the text's SHA-256 */
+static int
+api_sha256(lua_State *L)
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+	unsigned char digest[RAY_SHA256_LEN];
+	char hex[65];
+
+	ray_sha256(s, len, digest);
+	ray_sha256_hex(digest, hex);
+	lua_pushstring(L, hex);
+	return 1;
+}
+
 #define ARCHIVE_MT "raymond.archive"
 
 static struct ray_archive **
@@ -1200,6 +1215,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "embedded", api_embedded },
 	{ "sha256_file", api_sha256_file },
 	{ "set_sync", api_set_sync },
+	{ "sha256", api_sha256 },
 	{ "zip_open", api_zip_open },
 	{ "mkdtemp", api_mkdtemp },
 	{ "rmtree", api_rmtree },

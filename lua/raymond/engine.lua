@@ -41,7 +41,7 @@ local M = {}
 -- the name it was started with).
 M.LAUNCH_OPTIONS = { "timeout", "max_parallel", "budget", "model", "effort", "claude",
                      "skip_permissions", "no_wait", "hooks", "no_default_hooks", "allow_cd",
-                     "max_agents", "max_repeats", "on_ask", "name" }
+                     "max_agents", "max_repeats", "on_ask", "name", "record" }
 
 -- The default cap on live agents (--max-agents): far above any fan-out
 -- the benchmarks and examples make (1001 agents), far below the tens of
@@ -165,6 +165,7 @@ local function take_transition(run, agent, tr)
   end
   if out.workers and tr.join then join.open(run.rec, agent, tr, out.workers) end
   if run.trace then run.trace:transition(agent, from, tr, not out.ended and agent.state or nil) end
+  if run.cassette then run.cassette:transition(agent, from, tr, not out.ended and agent.state or nil) end
   raymond.mark_dirty()
   run:log_transition(agent, from, describe(run, out, tr))
   if out.workers then start_workers(run, agent, out.workers) end
@@ -288,6 +289,12 @@ local function open_run(opts, ws, rec, scope, roots)
     -- A test's run must outlive a kill of raymond (raymond test --chaos),
     -- which the page cache sees to, not a power cut.
     raymond.set_sync(false)
+  end
+  -- --record: every model exchange goes to the cassette (raymond.cassette).
+  if rec.launch.record then
+    local cas, cerr = require("raymond.cassette").attach(run, opts, scope)
+    if not cas then return nil, cerr end
+    run.cassette = cas
   end
   raymond.set_max_parallel(rec.launch.max_parallel or 0)
   raymond.set_flush(function() run:flush() end)
@@ -499,6 +506,7 @@ end
 function M.finish(run, crashed, signo)
   if not run then return 1 end
   local code = run:finish(crashed, signo)
+  if run.cassette then run.cassette:finish(run, code) end
   -- Empty once every child has ended; left with the files of any that
   -- could not be waited for.
   os.remove(workspace.children_dir(run.ws, run.rec.id))

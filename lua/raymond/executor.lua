@@ -32,6 +32,9 @@
 -- first (model:serve(run, job, req)); a result it gives is the child's,
 -- and the child never starts.
 --
+-- With run.cassette set (--record, raymond.cassette), every Claude turn
+-- is appended to it as it ends, with the stream-json lines it printed.
+--
 -- job.hold (raymond.hold(): while held, the child's silence is not
 -- inactivity), job.cancel (raymond.canceller(): ends this one child
 -- early; by default the agent's, for a join that no longer needs it),
@@ -64,6 +67,11 @@ function M.run(run, job)
     req.env.RAYMOND_PROCESS_GROUP = token
     req.group_file = run.children .. "/" .. token
   end
+  local tape
+  if run.cassette and job.turn then
+    req.lines, tape = run.cassette:tape(req.lines)
+    job.lines = req.lines
+  end
   local step
   local t0 = raymond.now()
   if job.name then
@@ -77,6 +85,7 @@ function M.run(run, job)
   end
   local res = run.model and run.model:serve(run, job, req) or raymond.spawn(req)
   res.started_at = t0
+  if tape then run.cassette:exchange(job, res, tape) end
   return res, step
 end
 

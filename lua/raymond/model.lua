@@ -24,6 +24,10 @@
 -- without one for the run's n-th evaluation.  Inside one visit, attempts take the entry's
 -- errors first, then its replies in turn (the last repeats).
 --
+-- A case with `replay` (a cassette, raymond.cassette) plays each turn's
+-- recorded stream-json lines back instead, matched by agent, state,
+-- visit, purpose and attempt.
+--
 -- Sessions the model has started are listed in a file beside the case,
 -- so a fresh session id that exists is refused as "already in use" and a
 -- resumed id that does not as "No conversation found", as by the CLI.
@@ -53,6 +57,13 @@ function M.open(path)
                            sessions_path = dir .. "/sessions" }, Model)
   for id in (raymond.read_file(m.sessions_path) or ""):gmatch("[^\n]+") do m.sessions[id] = true end
   m.trace = trace.open(dir .. "/trace.jsonl")
+  -- A case that replays a recording (raymond.cassette) takes its turns
+  -- from it instead of scripting them.
+  if case.replay then
+    local r, rerr = require("raymond.cassette").replayer(case.replay)
+    if not r then return nil, rerr end
+    m.replay = r
+  end
   return m
 end
 
@@ -249,6 +260,7 @@ local function unscripted(s, what)
 end
 
 function Model:turn(run, job, req)
+  if self.replay then return self.replay:turn(self, run, job) end
   local t = job.turn
   local agent = t.agent or { id = "run", vars = {} }
   local state = t.state or "(run)"

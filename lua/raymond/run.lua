@@ -476,6 +476,7 @@ function Run:save(final)
   local ok, err = self.store:save(self.rec, final)
   if ok then
     if self.trace then self.trace:commit() end
+    if self.cassette then self.cassette:commit() end
     return true
   end
   if not self.failed then

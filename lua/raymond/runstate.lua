@@ -294,7 +294,7 @@ function M.decode(text, path)
     -- The launch options a resume reads (engine.LAUNCH_OPTIONS), and
     -- list, status and watch show.
     for _, k in ipairs({ "timeout", "budget" }) do opt(run.launch[k], "number", "launch." .. k) end
-    for _, k in ipairs({ "model", "effort", "claude", "cwd" }) do opt(run.launch[k], "string", "launch." .. k) end
+    for _, k in ipairs({ "model", "effort", "claude", "cwd", "record" }) do opt(run.launch[k], "string", "launch." .. k) end
     if opt(run.launch.on_ask, "string", "launch.on_ask") and run.launch.on_ask ~= "reject"
         and run.launch.on_ask ~= "pause" and run.launch.on_ask ~= "prompt" then
       error("launch.on_ask '" .. run.launch.on_ask .. "' is not reject, pause or prompt", 0)

@@ -6,6 +6,7 @@
 --   tr:visit(agent_id, state)             -- the visit a step of the state is
 --   tr:transition(agent, from, tr, via)   -- held until the save that makes it durable
 --   tr:commit()                           -- after each save (Run:flush)
+--   tr:diverge(obj)                       -- a replayed turn left its recording (at once)
 --
 -- The file holds one JSON object per line:
 --
@@ -27,6 +28,9 @@
 --                                                  a scripted tool call and what the
 --                                                  tool policy said (R: the reason, or
 --                                                  absent when it ran), written at once
+--   {"ev":"diverge","agent":A,"state":S,"visit":V,"what":W,...}
+--                                                  a replayed turn differs from its
+--                                                  recording (raymond.cassette)
 --
 -- T is the state the agent goes to ("" when it ends), G the tag (or the
 -- tag a hook routed to), W "tag" or "hook".
@@ -103,6 +107,13 @@ function Trace:transition(agent, from, tr, target)
   self.held[#self.held + 1] = { ev = "step", agent = agent.id, state = from, visit = self:visit(agent.id, from),
     tag = tr.tag, to = target or "", via = tr.via or "tag", next = tr.next }
   self.count[k] = (self.count[k] or 0) + 1
+end
+
+-- Written at once, as a start is: the runner reports a divergence even
+-- of a run that was killed after it.
+function Trace:diverge(obj)
+  obj.ev = "diverge"
+  put(self, obj)
 end
 
 function Trace:commit()
