@@ -317,6 +317,28 @@ function M.case(path, workflow_path)
   return case, outcome
 end
 
+-- The command-line options of a run with the recorded `options` (the
+-- header's), in a fixed order.
+local FLAGS = { timeout = "--timeout", budget = "--budget", max_parallel = "--max-parallel", model = "--model",
+                effort = "--effort", on_ask = "--on-ask", max_agents = "--max-agents", max_repeats = "--max-repeats" }
+local SWITCHES = { skip_permissions = "--dangerously-skip-permissions", no_wait = "--no-wait",
+                   no_default_hooks = "--no-default-hooks" }
+
+function M.args(options)
+  local keys, argv = {}, {}
+  for k in pairs(options) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    local v = options[k]
+    if FLAGS[k] and (type(v) == "number" or type(v) == "string") then
+      argv[#argv + 1] = FLAGS[k]
+      argv[#argv + 1] = tostring(math.tointeger(v) or v)
+    end
+    if SWITCHES[k] and v == true then argv[#argv + 1] = SWITCHES[k] end
+  end
+  return argv
+end
+
 -- ----------------------------------------------------------------- writing
 
 local Writer = {}

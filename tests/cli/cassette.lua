@@ -29,18 +29,7 @@ if mode == "case" then
   assert(raymond.write_atomic(dir .. "/case.json", cjson.encode(case)))
   local argv = { case.workflow .. "/" .. case.start, "--workflow-id", "test" }
   if case.input then argv[#argv + 1] = "--input" argv[#argv + 1] = case.input end
-  local flags = { timeout = "--timeout", budget = "--budget", max_parallel = "--max-parallel", model = "--model",
-                  effort = "--effort", on_ask = "--on-ask", max_agents = "--max-agents", max_repeats = "--max-repeats" }
-  local keys = {}
-  for k in pairs(case.options) do keys[#keys + 1] = k end
-  table.sort(keys)
-  local switches = { skip_permissions = "--dangerously-skip-permissions", no_wait = "--no-wait",
-                     no_default_hooks = "--no-default-hooks" }
-  for _, k in ipairs(keys) do
-    local v = case.options[k]
-    if flags[k] then argv[#argv + 1] = flags[k] argv[#argv + 1] = tostring(math.tointeger(v) or v) end
-    if switches[k] and v == true then argv[#argv + 1] = switches[k] end
-  end
+  table.move(cassette.args(case.options), 1, #cassette.args(case.options), #argv + 1, argv)
   assert(raymond.write_atomic(dir .. "/argv", table.concat(argv, "\n") .. "\n"))
   assert(raymond.write_atomic(dir .. "/answers", #(case.answers or {}) > 0
     and table.concat(case.answers, "\n") .. "\n" or ""))

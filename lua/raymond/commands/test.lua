@@ -22,7 +22,8 @@ local cjson = raymond.cjson
 
 local M = {}
 
-M.usage = { "raymond test [PATH...] [--filter TEXT] [--junit FILE] [--jobs N] [--keep]" }
+M.usage = { "raymond test [PATH...] [--filter TEXT] [--junit FILE] [--jobs N] [--keep]",
+            "raymond test --replay CASSETTE [WORKFLOW] [--junit FILE] [--keep]" }
 
 M.args = { { key = "paths", name = "[PATH...]", optional = true, rest = true } }
 
@@ -33,11 +34,13 @@ M.options = {
     help = "also write the results as JUnit XML to FILE, for CI" },
   { name = "jobs", key = "jobs", arg = "N", number = 256, whole = true,
     help = "run N cases at once (default: the number of processors)" },
+  { name = "replay", key = "replay", arg = "CASSETTE",
+    help = "play back a run recorded with raymond run --record,\noffline, and say where the workflow now parts from it\n(WORKFLOW: the one to play it against; default: the one\nrecorded)" },
   { name = "keep", key = "keep",
     help = "keep each case's folder (its files, .raymond/ state and\ntrace) and say where it is" },
 }
 
-M.flags = { { "test options", "filter", "junit", "jobs", "keep" } }
+M.flags = { { "test options", "filter", "junit", "jobs", "replay", "keep" } }
 
 M.help = [[
 Runs the test cases of workflows offline: each PATH is a test file
@@ -50,6 +53,11 @@ result, the exit status, files, cost, hook data).  Each case runs as a
 real run would, in a folder of its own, with a scripted model instead of
 the Claude Code CLI: no network, no API key, no cost.  Script states run
 for real unless the case stubs them.  docs/testing.md shows how.
+
+With --replay, the one case is a run recorded with raymond run --record,
+played back offline: each Claude turn gets the recorded reply, and the
+case fails where the workflow now parts from the recording (a prompt
+changed, another transition, another result).
 
 exit status: 0 every case passed, 1 a case failed or a test file has an
 error]]
@@ -185,7 +193,7 @@ local function run_case(ctx, tf, c)
     out.fails[1] = "cannot run raymond: " .. res.spawn_error
   else
     local got = expect.outcome(dir, res.exit or (128 + (res.signal or 0)), job.stdout)
-    out.fails = expect.check(c.expect, got, dir)
+    out.fails = c.judge and c.judge(got, dir) or expect.check(c.expect, got, dir)
   end
   return out
 end
@@ -262,6 +270,52 @@ function M.junit(results)
   return table.concat(out, "\n") .. "\n"
 end
 
+-- ------------------------------------------------------------------ replay
+
+-- What the trace says of a replayed turn that left its recording.
+local function num(v) return tostring(math.tointeger(v) or v) end
+
+local function divergence(e)
+  local line = string.format("[%s] %s (visit %s): %s", tostring(e.agent), tostring(e.state), num(e.visit),
+    tostring(e.what))
+  local d = type(e.diff) == "table" and e.diff
+  if d then
+    line = line .. string.format(" at line %s: recorded %s, now %s", num(d.line),
+      raymond.json_encode(d.recorded or ""), raymond.json_encode(d.now or ""))
+  elseif e.reason or e.message then
+    line = line .. ": " .. tostring(e.reason or e.message)
+  end
+  return line
+end
+
+-- A replay of a cassette as one case: it fails where the run now parts
+-- from the recording (a prompt, a transition, the result, the exit status).
+local function replay_file(opts)
+  local cassette = require("raymond.cassette")
+  local case, outcome = cassette.case(opts.replay, opts.paths and opts.paths[1])
+  if not case then return nil, outcome end
+  local c = { name = "replay of " .. case.name, line = 1, input = case.input, start = case.start,
+              args = cassette.args(case.options), options = case.options, env = {}, files = {},
+              answers = case.answers or {}, timeout = testfile.DEFAULT_TIMEOUT, case = case }
+  function c.judge(got, dir)
+    local fails = {}
+    for _, e in ipairs(trace.read(dir .. "/.raymond/test/trace.jsonl")) do
+      if e.ev == "diverge" then fails[#fails + 1] = divergence(e) end
+    end
+    local steps = cassette.paths(trace.read(dir .. "/.raymond/test/trace.jsonl"))
+    for _, line in ipairs(cassette.compare(outcome, steps, got.result)) do fails[#fails + 1] = line end
+    if outcome.exit and outcome.exit ~= got.exit then
+      fails[#fails + 1] = string.format("exit status: recorded %s, now %s", tostring(outcome.exit), tostring(got.exit))
+    end
+    if #fails > 0 and #outcome.changed > 0 then
+      fails[#fails + 1] = "changed since the recording: " .. table.concat(outcome.changed, ", ")
+        .. " (record the run again once the change is meant)"
+    end
+    return fails
+  end
+  return { shown = opts.replay, workflow_path = case.workflow, cases = { c } }
+end
+
 -- ------------------------------------------------------------------ main
 
 -- Ends the children of cases past their deadline, until none is left.
@@ -299,7 +353,21 @@ local function load_files(opts)
 end
 
 function M.main(opts)
-  local files, bad, found = load_files(opts)
+  local files, bad, found
+  if opts.replay then
+    if #(opts.paths or {}) > 1 then
+      console.error("--replay takes one WORKFLOW at most", nil, "raymond test --replay CASSETTE [WORKFLOW]")
+      return 1
+    end
+    local tf, err = replay_file(opts)
+    if not tf then
+      console.error(err, nil, "record a run with: raymond run WORKFLOW --record FILE")
+      return 1
+    end
+    files, bad, found = { tf }, 0, 1
+  else
+    files, bad, found = load_files(opts)
+  end
   if not files then return 1 end
   if found == 0 then
     console.error("no test files found (NAME.test.yaml)", nil, "put them in a workflow's tests/ folder; see docs/testing.md")
@@ -329,7 +397,9 @@ function M.main(opts)
   for _ = 1, math.min(jobs, #queue) do raymond.go(worker) end
   watchdog(ctx)
   if raymond.stopping() then return 130 end
-  for _, tf in ipairs(files) do analyse.close(tf.workflow) end
+  for _, tf in ipairs(files) do
+    if tf.workflow then analyse.close(tf.workflow) end
+  end
   if opts.junit then
     local ok, err = raymond.write_atomic(opts.junit, M.junit(ctx.results))
     if not ok then console.error("cannot write " .. opts.junit .. ": " .. tostring(err)) bad = bad + 1 end
