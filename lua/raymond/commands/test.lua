@@ -16,13 +16,17 @@ local raymond = require("raymond")
 local console = require("raymond.console")
 local expect = require("raymond.expect")
 local analyse = require("raymond.analyse")
+local chaos = require("raymond.chaos")
+local coverage = require("raymond.coverage")
 local testfile = require("raymond.testfile")
 local trace = require("raymond.trace")
 local cjson = raymond.cjson
 
 local M = {}
 
-M.usage = { "raymond test [PATH...] [--filter TEXT] [--junit FILE] [--jobs N] [--keep]" }
+M.usage = { "raymond test [PATH...] [--filter TEXT] [--junit FILE] [--jobs N] [--keep]",
+             "raymond test [PATH...] --coverage [--coverage-min PERCENT]",
+             "raymond test [PATH...] --chaos N [--chaos-seed SEED]" }
 
 M.args = { { key = "paths", name = "[PATH...]", optional = true, rest = true } }
 
@@ -35,9 +39,18 @@ M.options = {
     help = "run N cases at once (default: the number of processors)" },
   { name = "keep", key = "keep",
     help = "keep each case's folder (its files, .raymond/ state and\ntrace) and say where it is" },
+  { name = "coverage", key = "coverage",
+    help = "after the cases, show per workflow which states ran and\nwhich transitions were taken, and list the others" },
+  { name = "coverage-min", key = "coverage_min", arg = "PERCENT", number = 100,
+    help = "fail (exit 1) when a workflow's transitions taken are\nbelow PERCENT (implies --coverage)" },
+  { name = "chaos", key = "chaos", arg = "N", number = 10000, whole = true,
+    help = "after each case, run it N times more, killing the engine\nwith SIGKILL at a point of the run and resuming: the\noutcome must be the same and no step run twice" },
+  { name = "chaos-seed", key = "chaos_seed", arg = "SEED", number = 2 ^ 31, whole = true,
+    help = "the seed of the kill points (--chaos prints the one it\nused; give it to replay a failure)" },
 }
 
-M.flags = { { "test options", "filter", "junit", "jobs", "keep" } }
+M.flags = { { "test options", "filter", "junit", "jobs", "keep" },
+            { "coverage and chaos", "coverage", "coverage-min", "chaos", "chaos-seed" } }
 
 M.help = [[
 Runs the test cases of workflows offline: each PATH is a test file
@@ -167,6 +180,8 @@ local function run_case(ctx, tf, c)
   out.dir = dir
   local job = { dir = dir, env = environment(dir, c), cancel = raymond.canceller(), stdout = "", stderr = "",
                 deadline = raymond.now() + c.timeout }
+  -- Under --chaos the uninterrupted run counts the kill points it passes.
+  if ctx.chaos then job.env[chaos.ENV] = "0" end
   ctx.running[job] = true
   local res = child(job, argv_of(tf, c))
   local answers = 0
@@ -184,7 +199,13 @@ local function run_case(ctx, tf, c)
   else
     local got = expect.outcome(dir, res.exit or (128 + (res.signal or 0)), job.stdout)
     out.fails = expect.check(c.expect, got, dir)
+    if ctx.chaos and #out.fails == 0 then
+      out.chaos = chaos.trials(ctx, c, got, { dir = dir, argv = argv_of(tf, c), sandbox = sandbox,
+        environment = environment, child = child })
+      out.fails, out.stderr = out.chaos.fails, out.chaos.stderr or out.stderr
+    end
   end
+  if ctx.coverage then out.events = trace.read(dir .. "/.raymond/test/trace.jsonl") end
   return out
 end
 
@@ -196,7 +217,7 @@ local function report(ctx, r)
   local name = string.format("%s:%d: %s", r.file.shown, r.case.line, r.case.name)
   if #r.fails == 0 then
     ctx.passed = ctx.passed + 1
-    raymond.stdout(string.format("ok   %s (%s)\n", name, ms(r.seconds)))
+    raymond.stdout(string.format("ok   %s (%s)\n", name, r.chaos and chaos.summary(r.chaos) or ms(r.seconds)))
   else
     ctx.failed = ctx.failed + 1
     local lines = { string.format("FAIL %s (%s)", name, ms(r.seconds)) }
@@ -260,6 +281,33 @@ function M.junit(results)
   return table.concat(out, "\n") .. "\n"
 end
 
+-- ------------------------------------------------------------------ coverage
+
+-- Prints the coverage of each workflow tested (raymond.coverage), from
+-- the traces of all its cases; returns how many are below --coverage-min.
+function M.coverage(files, results, opts)
+  local order, by_path = {}, {}
+  for _, tf in ipairs(files) do
+    local path = tf.workflow.path
+    if not by_path[path] then
+      by_path[path] = { wf = tf.workflow, events = {} }
+      order[#order + 1] = path
+    end
+  end
+  for _, r in ipairs(results) do
+    local g = by_path[r.file.workflow.path]
+    table.move(r.events or {}, 1, #(r.events or {}), #g.events + 1, g.events)
+  end
+  local low = 0
+  for _, path in ipairs(order) do
+    local g = by_path[path]
+    local cov = coverage.compute(g.wf, g.events)
+    raymond.stdout(coverage.report(console.rel(path, opts.cwd), cov, g.wf, opts.cwd))
+    if opts.coverage_min and cov.percent < opts.coverage_min then low = low + 1 end
+  end
+  return low
+end
+
 -- ------------------------------------------------------------------ main
 
 -- Ends the children of cases past their deadline, until none is left.
@@ -309,9 +357,16 @@ function M.main(opts)
       if not opts.filter or c.name:find(opts.filter, 1, true) then queue[#queue + 1] = { tf = tf, c = c } end
     end
   end
-  local ctx = { passed = 0, failed = 0, running = {}, left = #queue, keep = opts.keep, results = {} }
+  local ctx = { passed = 0, failed = 0, running = {}, left = #queue, keep = opts.keep, results = {},
+                coverage = opts.coverage or opts.coverage_min ~= nil, chaos = opts.chaos and opts.chaos > 0 and opts.chaos }
+  if ctx.chaos then
+    ctx.seed = opts.chaos_seed or chaos.seed()
+    raymond.stdout(string.format("chaos: %d kills per case, seed %d (--chaos-seed %d kills at the same points)\n",
+      ctx.chaos, ctx.seed, ctx.seed))
+  end
   local t0 = raymond.clock()
   local jobs = opts.jobs or processors()
+  ctx.jobs = jobs
   raymond.set_max_parallel(jobs)
   local next_i = 0
   local function worker()
@@ -327,6 +382,7 @@ function M.main(opts)
   for _ = 1, math.min(jobs, #queue) do raymond.go(worker) end
   watchdog(ctx)
   if raymond.stopping() then return 130 end
+  local low = ctx.coverage and M.coverage(files, ctx.results, opts) or 0
   for _, tf in ipairs(files) do analyse.close(tf.workflow) end
   if opts.junit then
     local ok, err = raymond.write_atomic(opts.junit, M.junit(ctx.results))
@@ -334,7 +390,10 @@ function M.main(opts)
   end
   raymond.stdout(string.format("%d passed, %d failed%s (%.2f s)\n", ctx.passed, ctx.failed,
     bad > 0 and string.format(", %d test file(s) with errors", bad) or "", raymond.clock() - t0))
-  return (ctx.failed > 0 or bad > 0) and 1 or 0
+  if low > 0 then
+    raymond.stdout(string.format("%d workflow(s) below --coverage-min %g%%\n", low, opts.coverage_min))
+  end
+  return (ctx.failed > 0 or bad > 0 or low > 0) and 1 or 0
 end
 
 return M
