@@ -135,7 +135,7 @@ end
 local function shown(v)
   if v == nil or v == false then return "nothing" end
   v = tostring(v)
-  return string.format("%q", #v > 200 and v:sub(1, 200) .. "..." or v)
+  return (string.format("%q", #v > 200 and v:sub(1, 200) .. "..." or v):gsub("\\\n", "\\n"))
 end
 
 -- What a trial is compared on: expect.outcome's, the trace, and the
@@ -179,7 +179,8 @@ function M.compare(base, got, files)
     if got.files[f.path] ~= base.files[f.path] then
       add("file %s: %s uninterrupted, %s after the kill", f.path, shown(base.files[f.path]), shown(got.files[f.path]))
       for _, e in ipairs(rerun) do
-        add("  %s ran twice: killed while it ran, the resume ran it again (the at-least-once window of a step);"
+        add("  %s ran twice: the kill came before its transition was saved, so the resume ran it again"
+          .. " (the at-least-once window of a step);"
           .. " make it idempotent", e.state)
       end
     end
