@@ -245,11 +245,10 @@ end
 -- The N trials of case `c`, whose uninterrupted run (in runner.dir)
 -- gave `got`.
 function M.trials(ctx, c, got, runner)
-  local t0 = raymond.clock()
   local files = c.expect.files
   local base = M.outcome(runner.dir, got, files)
   local descr = M.read_points(runner.dir)
-  local r = { fails = {}, kills = 0, resumed = 0, trials = 0 }
+  local r = { fails = {}, kills = 0, resumed = 0, trials = 0, seconds = 0 }
   local twice = M.twice(base.events)
   if #twice > 0 then
     r.fails[1] = string.format("the uninterrupted run already started %s again after its transition was saved",
@@ -264,8 +263,9 @@ function M.trials(ctx, c, got, runner)
     while next_i < #ks do
       next_i = next_i + 1
       local k = ks[next_i]
+      local t1 = raymond.clock()
       local job, res = trial(ctx, c, runner, k)
-      r.trials = r.trials + 1
+      r.trials, r.seconds = r.trials + 1, r.seconds + (raymond.clock() - t1)
       local fails
       if not job then
         fails = { "cannot make the case's folder: " .. tostring(res) }
@@ -293,7 +293,7 @@ function M.trials(ctx, c, got, runner)
   while busy > 0 or next_i < #ks do
     if not raymond.sleep(0.01) then break end
   end
-  r.seconds = (raymond.clock() - t0) / math.max(1, r.trials)
+  r.seconds = r.seconds / math.max(1, r.trials)
   if #bad > 0 then
     table.sort(bad, function(a, b) return a.k < b.k end)
     local b = bad[1]

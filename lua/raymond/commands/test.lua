@@ -64,8 +64,17 @@ real run would, in a folder of its own, with a scripted model instead of
 the Claude Code CLI: no network, no API key, no cost.  Script states run
 for real unless the case stubs them.  docs/testing.md shows how.
 
-exit status: 0 every case passed, 1 a case failed or a test file has an
-error]]
+--coverage prints, per workflow, the states its cases ran and the
+transitions they took (tags written in each state, allowed_transitions,
+the default hooks' routes) with a percentage, and lists each transition
+never taken as FILE:LINE  FROM -> tag TARGET; --coverage-min PERCENT also
+fails below it.  --chaos N runs each passing case N times more, the engine
+killed with SIGKILL at a point of the run and resumed: the outcome must be
+the same (exit status, status, result, each agent's path, the files the
+case names) and no step may run again once its transition was saved.
+
+exit status: 0 every case passed, 1 a case failed, a test file has an
+error or a workflow is below --coverage-min]]
 
 -- Folders never searched for test files.
 local SKIP = { [".raymond"] = true, [".git"] = true, node_modules = true }
