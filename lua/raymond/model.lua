@@ -252,7 +252,7 @@ function Model:turn(run, job, req)
   local u = usage(entry)
   for i, call in ipairs(entry.tools or {}) do
     tool_call(s, job, i, call, u)
-    self.trace:point(string.format("[%s] %s tool call %d (%s)", agent.id, state, i, call.tool))
+    self.trace:point("[%s] %s tool call %d (%s)", agent.id, state, i, call.tool)
     if raymond.stopping() then return { killed = true, duration = 0, stdout_tail = "", stderr_tail = "" } end
   end
   local replies = entry.reply or { "" }

@@ -207,7 +207,7 @@ function Run:emit(name, agent, fields, accept)
   self.emitting[co] = agent or false
   local d, err = self:call_hooks(name, self:event(agent, fields), accept, set)
   self.emitting[co] = outer
-  if self.trace then self.trace:point(string.format("[%s] %s hooks called", agent and agent.id or "run", name)) end
+  if self.trace then self.trace:point("[%s] %s hooks called", agent and agent.id or "run", name) end
   if not d then
     -- A hook cut short by a stop has not failed: the run is stopping.
     if not raymond.stopping() then

@@ -7,7 +7,7 @@
 --   tr:transition(agent, from, tr, to)    -- held until the save that makes it durable
 --   tr:commit(revision)                   -- before each save (Run:save)
 --   tr:saved()                            -- after it
---   tr:point(what)                        -- a kill point (raymond test --chaos)
+--   tr:point(fmt, ...)                    -- a kill point (raymond test --chaos)
 --
 -- The file holds one JSON object per line:
 --
@@ -104,12 +104,13 @@ local function put(t, obj)
   if not ok then error("cannot write the test trace " .. t.path .. ": " .. tostring(err)) end
 end
 
--- A kill point: counted, described in the points file, and the process
--- killed when it is the K-th (see the top).  Nothing without
--- RAYMOND_TEST_KILL_AT.
-function Trace:point(what)
+-- A kill point, described by string.format(fmt, ...): counted, listed in
+-- the points file, and the process killed when it is the K-th (see the
+-- top).  Nothing, not even the description, without RAYMOND_TEST_KILL_AT.
+function Trace:point(fmt, ...)
   if not self.kill_at then return end
   self.points = self.points + 1
+  local what = string.format(fmt, ...)
   raymond.append_file(self.points_path, string.format("%d %s\n", self.points, raymond.printable(what)))
   if self.points ~= self.kill_at then return end
   local pid = tonumber((raymond.realpath("/proc/self") or ""):match("(%d+)$"))
@@ -133,7 +134,7 @@ function Trace:start(agent, state, workflow)
   local visit = self:visit(agent, state)
   self.workflow[agent] = workflow or false
   put(self, { ev = "start", agent = agent, state = state, visit = visit, wf = workflow })
-  self:point(string.format("[%s] %s (visit %d) started", agent, state, visit))
+  self:point("[%s] %s (visit %d) started", agent, state, visit)
 end
 
 -- `tr` is the transition the engine applied to `agent`, which left `from`.
@@ -148,7 +149,7 @@ function Trace:transition(agent, from, tr, target)
   end
   self.held[#self.held + 1] = e
   self.count[k] = (self.count[k] or 0) + 1
-  self:point(string.format("[%s] %s -> %s applied, not saved", agent.id, from, tr.tag))
+  self:point("[%s] %s -> %s applied, not saved", agent.id, from, tr.tag)
 end
 
 local function steps(held)
@@ -161,8 +162,9 @@ end
 -- with it (see the top).
 function Trace:commit(revision)
   if #self.held == 0 then return end
-  local what = steps(self.held)
-  self:point("before the trace of " .. what)
+  -- Described only for the points file.
+  local what = self.kill_at and steps(self.held) or ""
+  self:point("before the trace of %s", what)
   local lines = {}
   for i, e in ipairs(self.held) do
     e.rev = revision
@@ -172,7 +174,7 @@ function Trace:commit(revision)
   local ok, err = raymond.append_file(self.path, table.concat(lines, "\n") .. "\n")
   if not ok then error("cannot write the test trace " .. self.path .. ": " .. tostring(err)) end
   self.committed = what
-  self:point("between the trace and the save of " .. what)
+  self:point("between the trace and the save of %s", what)
 end
 
 -- After a save: a kill point when it held transitions, but not after
@@ -180,7 +182,7 @@ end
 function Trace:saved(final)
   local what = self.committed
   self.committed = nil
-  if what and not final then self:point("after the save of " .. what) end
+  if what and not final then self:point("after the save of %s", what) end
 end
 
 return M
