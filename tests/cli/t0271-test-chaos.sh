@@ -58,6 +58,13 @@ test_expect_success 'the same seed kills at the same points' '
 	cmp pa pb
 '
 
+test_expect_success '--chaos-seed without --chaos is an error' '
+	append_wf &&
+	expect_status 1 raymond test wf --chaos-seed 7 >out 2>err &&
+	grep -F "chaos-seed chooses the kill points of --chaos N, which is not given" err &&
+	! grep -F "passed" out
+'
+
 test_expect_success 'an idempotent script passes: only the files the case names are compared' '
 	append_wf &&
 	cat >wf/START.sh <<-\EOS &&

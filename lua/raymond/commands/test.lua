@@ -354,6 +354,11 @@ local function load_files(opts)
 end
 
 function M.main(opts)
+  if opts.chaos_seed and not (opts.chaos and opts.chaos > 0) then
+    console.error("--chaos-seed chooses the kill points of --chaos N, which is not given", nil,
+      "add --chaos N (the number of kills per case)")
+    return 1
+  end
   local files, bad, found = load_files(opts)
   if not files then return 1 end
   if found == 0 then
