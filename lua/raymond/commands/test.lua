@@ -11,6 +11,8 @@
 --   find test files -> testfile.load -> for each case, in a worker:
 --     sandbox (files, case.json) -> raymond run ... (RAYMOND_TEST_CASE)
 --     [-> raymond resume --input ANSWER while it asks] -> expect.check
+--     [-> with --chaos N, raymond.chaos: N more runs, each killed and resumed]
+--   [--coverage: raymond.coverage over each workflow's traces]
 
 local raymond = require("raymond")
 local console = require("raymond.console")
