@@ -237,7 +237,9 @@ end
 local function base_environ()
   local env = raymond.environ()
   env.CLAUDECODE = nil
-  env.RAYMOND_TEST_CASE = nil -- a test's case is the engine's, not its children's (raymond.model)
+  -- A test's case and kill point are the engine's, not its children's
+  -- (raymond.model, raymond.trace).
+  env.RAYMOND_TEST_CASE, env.RAYMOND_TEST_KILL_AT = nil, nil
   return env
 end
 
@@ -283,7 +285,7 @@ local function open_run(opts, ws, rec, scope, roots)
   -- replaces, and the run keeps a trace for the runner (raymond.model).
   local case = os.getenv("RAYMOND_TEST_CASE")
   if case then
-    local model, merr = require("raymond.model").open(case)
+    local model, merr = require("raymond.model").open(case, rec.revision)
     if not model then return nil, merr end
     run.model, run.trace = model, model.trace
     -- A test's run must outlive a kill of raymond (raymond test --chaos),

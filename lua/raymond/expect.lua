@@ -16,17 +16,18 @@
 --   stdout    what the runs printed (<print> text, the result)
 
 local raymond = require("raymond")
+local runstate = require("raymond.runstate")
 local trace = require("raymond.trace")
-local cjson = raymond.cjson
 
 local M = {}
 
 -- The case's run as its state file and trace hold it.
 function M.outcome(dir, exit, stdout)
   local got = { exit = exit, stdout = stdout or "", paths = {}, order = {} }
-  local text = raymond.read_file(dir .. "/.raymond/state/test.json")
-  local ok, rec = pcall(cjson.decode, text or "")
-  if ok and type(rec) == "table" then
+  -- The snapshot or the journal, whichever is newer: a run killed (by
+  -- the case's timeout, or by --chaos) may have saved last to the journal.
+  local rec = runstate.load(dir .. "/.raymond/state/test.json")
+  if type(rec) == "table" then
     got.rec, got.status, got.result, got.cost, got.data = rec, rec.status, rec.result, rec.cost or 0, rec.data
     got.error = rec.error or rec.stop_reason
   end
@@ -217,7 +218,7 @@ function M.tool_check(t, calls)
       and (not t.agent or glob(t.agent, c.agent))
     if fits then
       seen = seen + 1
-      local denied = c.denied ~= nil and c.denied ~= cjson.null
+      local denied = c.denied ~= nil and c.denied ~= raymond.cjson.null
       if t.denied ~= nil and denied ~= t.denied then
         wrong = wrong or string.format("%s in [%s] %s %s", line, c.agent, c.state, denied
           and ("was denied: " .. tostring(c.denied)) or "ran, and should have been denied")

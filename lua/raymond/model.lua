@@ -47,7 +47,8 @@ Model.__index = Model
 -- The default price of a scripted turn, in dollars.
 M.DEFAULT_COST = 0.001
 
-function M.open(path)
+-- `revision`: the revision of the run's state file (raymond.trace).
+function M.open(path, revision)
   local text, err = raymond.read_file(path)
   if not text then return nil, "cannot read the test case " .. path .. ": " .. tostring(err) end
   local ok, case = pcall(cjson.decode, text)
@@ -56,7 +57,7 @@ function M.open(path)
   local m = setmetatable({ case = case, dir = dir, attempts = {}, sessions = {},
                            sessions_path = dir .. "/sessions" }, Model)
   for id in (raymond.read_file(m.sessions_path) or ""):gmatch("[^\n]+") do m.sessions[id] = true end
-  m.trace = trace.open(dir .. "/trace.jsonl")
+  m.trace = trace.open(dir .. "/trace.jsonl", revision)
   -- A case that replays a recording (raymond.cassette) takes its turns
   -- from it instead of scripting them.
   if case.replay then
@@ -294,6 +295,7 @@ function Model:turn(run, job, req)
   local u = usage(entry)
   for i, call in ipairs(entry.tools or {}) do
     tool_call(s, job, i, call, u)
+    self.trace:point("[%s] %s tool call %d (%s)", agent.id, state, i, call.tool)
     if raymond.stopping() then return { killed = true, duration = 0, stdout_tail = "", stderr_tail = "" } end
   end
   local replies = entry.reply or { "" }
@@ -325,7 +327,7 @@ function Model:serve(run, job, req)
   local t, sc = job.turn, job.script
   if not t and not sc then return nil end
   local step = sc or (t.purpose == "state" and t)
-  if step then self.trace:start(step.agent.id, step.state) end
+  if step then self.trace:start(step.agent.id, step.state, step.agent.workflow) end
   local stub = sc and (self.case.scripts or {})[sc.state]
   if sc and not stub then return nil end
   -- A child starts only after the run is saved (the host's flush runs

@@ -207,6 +207,7 @@ function Run:emit(name, agent, fields, accept)
   self.emitting[co] = agent or false
   local d, err = self:call_hooks(name, self:event(agent, fields), accept, set)
   self.emitting[co] = outer
+  if self.trace then self.trace:point("[%s] %s hooks called", agent and agent.id or "run", name) end
   if not d then
     -- A hook cut short by a stop has not failed: the run is stopping.
     if not raymond.stopping() then
@@ -473,9 +474,12 @@ end
 
 -- Returns true once the run is durable; on failure reports it and stops.
 function Run:save(final)
+  -- A test's trace takes its step lines first, marked with the revision
+  -- this save writes (raymond.trace says why).
+  if self.trace then self.trace:commit((self.rec.revision or 0) + 1) end
   local ok, err = self.store:save(self.rec, final)
   if ok then
-    if self.trace then self.trace:commit() end
+    if self.trace then self.trace:saved(final) end
     if self.cassette then self.cassette:commit() end
     return true
   end

@@ -11,11 +11,15 @@
 --   find test files -> testfile.load -> for each case, in a worker:
 --     sandbox (files, case.json) -> raymond run ... (RAYMOND_TEST_CASE)
 --     [-> raymond resume --input ANSWER while it asks] -> expect.check
+--     [-> with --chaos N, raymond.chaos: N more runs, each killed and resumed]
+--   [--coverage: raymond.coverage over each workflow's traces]
 
 local raymond = require("raymond")
 local console = require("raymond.console")
 local expect = require("raymond.expect")
 local analyse = require("raymond.analyse")
+local chaos = require("raymond.chaos")
+local coverage = require("raymond.coverage")
 local testfile = require("raymond.testfile")
 local trace = require("raymond.trace")
 local cjson = raymond.cjson
@@ -23,7 +27,9 @@ local cjson = raymond.cjson
 local M = {}
 
 M.usage = { "raymond test [PATH...] [--filter TEXT] [--junit FILE] [--jobs N] [--keep]",
-            "raymond test --replay CASSETTE [WORKFLOW] [--junit FILE] [--keep]" }
+            "raymond test --replay CASSETTE [WORKFLOW] [--junit FILE] [--keep]",
+            "raymond test [PATH...] --coverage [--coverage-min PERCENT]",
+            "raymond test [PATH...] --chaos N [--chaos-seed SEED]" }
 
 M.args = { { key = "paths", name = "[PATH...]", optional = true, rest = true } }
 
@@ -38,9 +44,18 @@ M.options = {
     help = "play back a run recorded with raymond run --record,\noffline, and say where the workflow now parts from it\n(WORKFLOW: the one to play it against; default: the one\nrecorded)" },
   { name = "keep", key = "keep",
     help = "keep each case's folder (its files, .raymond/ state and\ntrace) and say where it is" },
+  { name = "coverage", key = "coverage",
+    help = "after the cases, show per workflow which states ran and\nwhich transitions were taken, and list the others" },
+  { name = "coverage-min", key = "coverage_min", arg = "PERCENT", number = 100,
+    help = "fail (exit 1) when a workflow's transitions taken are\nbelow PERCENT (implies --coverage)" },
+  { name = "chaos", key = "chaos", arg = "N", number = 10000, whole = true,
+    help = "after each case, run it N times more, killing the engine\nwith SIGKILL at a point of the run and resuming: the\noutcome must be the same and no step run twice" },
+  { name = "chaos-seed", key = "chaos_seed", arg = "SEED", number = 2 ^ 31, whole = true,
+    help = "the seed of the kill points (--chaos prints the one it\nused; give it to replay a failure)" },
 }
 
-M.flags = { { "test options", "filter", "junit", "jobs", "replay", "keep" } }
+M.flags = { { "test options", "filter", "junit", "jobs", "replay", "keep" },
+            { "coverage and chaos", "coverage", "coverage-min", "chaos", "chaos-seed" } }
 
 M.help = [[
 Runs the test cases of workflows offline: each PATH is a test file
@@ -59,8 +74,17 @@ played back offline: each Claude turn gets the recorded reply, and the
 case fails where the workflow now parts from the recording (a prompt
 changed, another transition, another result).
 
-exit status: 0 every case passed, 1 a case failed or a test file has an
-error]]
+--coverage prints, per workflow, the states its cases ran and the
+transitions they took (tags written in each state, allowed_transitions,
+the default hooks' routes) with a percentage, and lists each transition
+never taken as FILE:LINE  FROM -> tag TARGET; --coverage-min PERCENT also
+fails below it.  --chaos N runs each passing case N times more, the engine
+killed with SIGKILL at a point of the run and resumed: the outcome must be
+the same (exit status, status, result, each agent's path, the files the
+case names) and no step may run again once its transition was saved.
+
+exit status: 0 every case passed, 1 a case failed, a test file has an
+error or a workflow is below --coverage-min]]
 
 -- Folders never searched for test files.
 local SKIP = { [".raymond"] = true, [".git"] = true, node_modules = true }
@@ -177,6 +201,8 @@ local function run_case(ctx, tf, c)
   out.dir = dir
   local job = { dir = dir, env = environment(dir, c), cancel = raymond.canceller(), stdout = "", stderr = "",
                 deadline = raymond.now() + c.timeout }
+  -- Under --chaos the uninterrupted run counts the kill points it passes.
+  if ctx.chaos then job.env[chaos.ENV] = "0" end
   ctx.running[job] = true
   local res = child(job, argv_of(tf, c))
   local answers = 0
@@ -194,7 +220,13 @@ local function run_case(ctx, tf, c)
   else
     local got = expect.outcome(dir, res.exit or (128 + (res.signal or 0)), job.stdout)
     out.fails = c.judge and c.judge(got, dir) or expect.check(c.expect, got, dir)
+    if ctx.chaos and #out.fails == 0 then
+      out.chaos = chaos.trials(ctx, c, got, { dir = dir, argv = argv_of(tf, c), sandbox = sandbox,
+        environment = environment, child = child })
+      out.fails, out.stderr = out.chaos.fails, out.chaos.stderr or out.stderr
+    end
   end
+  if ctx.coverage then out.events = trace.read(dir .. "/.raymond/test/trace.jsonl") end
   return out
 end
 
@@ -206,7 +238,7 @@ local function report(ctx, r)
   local name = string.format("%s:%d: %s", r.file.shown, r.case.line, r.case.name)
   if #r.fails == 0 then
     ctx.passed = ctx.passed + 1
-    raymond.stdout(string.format("ok   %s (%s)\n", name, ms(r.seconds)))
+    raymond.stdout(string.format("ok   %s (%s)\n", name, r.chaos and chaos.summary(r.chaos) or ms(r.seconds)))
   else
     ctx.failed = ctx.failed + 1
     local lines = { string.format("FAIL %s (%s)", name, ms(r.seconds)) }
@@ -313,7 +345,36 @@ local function replay_file(opts)
     end
     return fails
   end
-  return { shown = opts.replay, workflow_path = case.workflow, cases = { c } }
+  -- The static model, for --coverage of the replayed run.
+  return { shown = opts.replay, workflow_path = case.workflow, cases = { c },
+           workflow = analyse.load(case.workflow, opts.cwd) or nil }
+end
+
+-- ------------------------------------------------------------------ coverage
+
+-- Prints the coverage of each workflow tested (raymond.coverage), from
+-- the traces of all its cases; returns how many are below --coverage-min.
+function M.coverage(files, results, opts)
+  local order, by_path = {}, {}
+  for _, tf in ipairs(files) do
+    local path = tf.workflow and tf.workflow.path
+    if path and not by_path[path] then
+      by_path[path] = { wf = tf.workflow, events = {} }
+      order[#order + 1] = path
+    end
+  end
+  for _, r in ipairs(results) do
+    local g = by_path[r.file.workflow and r.file.workflow.path or ""] or { events = {} }
+    table.move(r.events or {}, 1, #(r.events or {}), #g.events + 1, g.events)
+  end
+  local low = 0
+  for _, path in ipairs(order) do
+    local g = by_path[path]
+    local cov = coverage.compute(g.wf, g.events)
+    raymond.stdout(coverage.report(console.rel(path, opts.cwd), cov, g.wf, opts.cwd))
+    if opts.coverage_min and cov.percent < opts.coverage_min then low = low + 1 end
+  end
+  return low
 end
 
 -- ------------------------------------------------------------------ main
@@ -353,6 +414,11 @@ local function load_files(opts)
 end
 
 function M.main(opts)
+  if opts.chaos_seed and not (opts.chaos and opts.chaos > 0) then
+    console.error("--chaos-seed chooses the kill points of --chaos N, which is not given", nil,
+      "add --chaos N (the number of kills per case)")
+    return 1
+  end
   local files, bad, found
   if opts.replay then
     if #(opts.paths or {}) > 1 then
@@ -379,9 +445,16 @@ function M.main(opts)
       if not opts.filter or c.name:find(opts.filter, 1, true) then queue[#queue + 1] = { tf = tf, c = c } end
     end
   end
-  local ctx = { passed = 0, failed = 0, running = {}, left = #queue, keep = opts.keep, results = {} }
+  local ctx = { passed = 0, failed = 0, running = {}, left = #queue, keep = opts.keep, results = {},
+                coverage = opts.coverage or opts.coverage_min ~= nil, chaos = opts.chaos and opts.chaos > 0 and opts.chaos }
+  if ctx.chaos then
+    ctx.seed = opts.chaos_seed or chaos.seed()
+    raymond.stdout(string.format("chaos: %d kills per case, seed %d (--chaos-seed %d kills at the same points)\n",
+      ctx.chaos, ctx.seed, ctx.seed))
+  end
   local t0 = raymond.clock()
   local jobs = opts.jobs or processors()
+  ctx.jobs = jobs
   raymond.set_max_parallel(jobs)
   local next_i = 0
   local function worker()
@@ -397,6 +470,7 @@ function M.main(opts)
   for _ = 1, math.min(jobs, #queue) do raymond.go(worker) end
   watchdog(ctx)
   if raymond.stopping() then return 130 end
+  local low = ctx.coverage and M.coverage(files, ctx.results, opts) or 0
   for _, tf in ipairs(files) do
     if tf.workflow then analyse.close(tf.workflow) end
   end
@@ -406,7 +480,10 @@ function M.main(opts)
   end
   raymond.stdout(string.format("%d passed, %d failed%s (%.2f s)\n", ctx.passed, ctx.failed,
     bad > 0 and string.format(", %d test file(s) with errors", bad) or "", raymond.clock() - t0))
-  return (ctx.failed > 0 or bad > 0) and 1 or 0
+  if low > 0 then
+    raymond.stdout(string.format("%d workflow(s) below --coverage-min %g%%\n", low, opts.coverage_min))
+  end
+  return (ctx.failed > 0 or bad > 0 or low > 0) and 1 or 0
 end
 
 return M
