@@ -31,7 +31,7 @@ M.usage = { "raymond test [PATH...] [--filter TEXT] [--junit FILE] [--jobs N] [-
             "raymond test [PATH...] --coverage [--coverage-min PERCENT]",
             "raymond test [PATH...] --chaos N [--chaos-seed SEED]" }
 
-M.args = { { key = "paths", name = "[PATH...]", optional = true, rest = true } }
+M.args = { { key = "paths", name = "PATH...", optional = true, rest = true } }
 
 M.options = {
   { name = "filter", key = "filter", arg = "TEXT", text = 200,
