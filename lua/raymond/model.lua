@@ -17,7 +17,8 @@
 -- script state runs for real unless the case stubs it.
 --
 -- Which reply a turn gets: the case's entries for the state, those whose
--- `when` fits the agent, the visit-th of them (the last repeats); the
+-- `when` fits the agent (its id, fork index and variables, the prompt,
+-- the model the turn asked for), the visit-th of them (the last repeats); the
 -- visit comes from the run's trace (raymond.trace), so a resumed run
 -- gets the same replies.  Inside one visit, attempts take the entry's
 -- errors first, then its replies in turn (the last repeats).
@@ -68,9 +69,20 @@ local function index_of(agent)
   return tonumber(agent.id:match("(%d+)$")) or 0
 end
 
-local function fits(when, agent, prompt)
+-- The model a turn asked for: the value of --model in the argv the CLI
+-- would have been started with (a state's model:, a hook's choice, the
+-- run's --model), or nil for the CLI's default.
+function M.model_of(argv)
+  for i = 1, #(argv or {}) - 1 do
+    if argv[i] == "--model" then return argv[i + 1] end
+  end
+  return nil
+end
+
+local function fits(when, agent, prompt, model_name)
   if not when then return true end
   if when.agent and not M.glob(when.agent, agent.id) then return false end
+  if when.model and not M.glob(when.model, model_name or "") then return false end
   if when.index and when.index ~= index_of(agent) then return false end
   for k, v in pairs(when.vars or {}) do
     if tostring((agent.vars or {})[k]) ~= v then return false end
@@ -79,10 +91,10 @@ local function fits(when, agent, prompt)
   return true
 end
 
-local function pick(entries, agent, visit, prompt)
+local function pick(entries, agent, visit, prompt, model_name)
   local fit = {}
   for _, e in ipairs(entries or {}) do
-    if fits(e.when, agent, prompt) then fit[#fit + 1] = e end
+    if fits(e.when, agent, prompt, model_name) then fit[#fit + 1] = e end
   end
   if #fit == 0 then return nil end
   return fit[math.min(visit, #fit)]
@@ -227,9 +239,10 @@ function Model:turn(run, job, req)
   local state = t.state or "(run)"
   local visit = self.trace:visit(agent.id, state)
   local entries = t.purpose == "evaluate" and self.case.evaluate or (self.case.model or {})[state]
-  local entry = pick(entries, agent, visit, t.prompt)
+  local model_name = M.model_of(req and req.argv)
+  local entry = pick(entries, agent, visit, t.prompt, model_name)
   local sess = t.session or { mode = "fresh", id = raymond.uuid() }
-  local s = stream(job, sess.id, req and req.model)
+  local s = stream(job, sess.id, model_name)
   local serr = session_error(self, s, sess)
   if serr then return serr end
   if not entry then
@@ -255,7 +268,7 @@ function Model:turn(run, job, req)
   end
   local replies = entry.reply or { "" }
   local vars = template.vars(run.rec, agent)
-  vars.visit, vars.index = tostring(visit), tostring(index_of(agent))
+  vars.visit, vars.index, vars.model = tostring(visit), tostring(index_of(agent)), model_name or ""
   local text = template.render(replies[math.min(attempt - #errors, #replies)], vars)
   s:assistant({ { type = "text", text = text } }, u)
   s:result({ result = text, total_cost_usd = entry.cost or M.DEFAULT_COST, usage = u })

@@ -152,7 +152,7 @@ end
 
 -- ------------------------------------------------------------------ the model
 
-local WHEN = set("agent", "index", "vars", "prompt")
+local WHEN = set("agent", "index", "vars", "prompt", "model")
 
 function C:when(v, line)
   local out = {}
@@ -326,7 +326,11 @@ function C:expect(v, line)
                                     line = self:line_of(x, id) }
       end
     elseif k == "result" then ex.result = self:text_match(x, l, "result")
-    elseif k == "error" then ex.error = self:text_match(x, l, "error")
+    elseif k == "error" then
+      -- A run's error or stop reason is a long sentence naming files and
+      -- sums, so plain text is a part of it, not all of it.
+      ex.error = self:text_match(x, l, "error")
+      if ex.error.equals then ex.error = { contains = ex.error.equals } end
     elseif k == "exit" then
       ex.exit = self:integer(x, l, "exit")
       if ex.exit > 255 then fail(l, "exit must be from 0 to 255, not %d", ex.exit) end
