@@ -108,16 +108,20 @@ local function text_ok(want, have)
   return have:find(want.match) ~= nil
 end
 
+-- Text quoted on one line (a newline as \n), so a failure's lines stay
+-- lines when the runner indents them.
+local function q(s) return raymond.json_encode(s) end
+
 local function text_want(want)
   if want.absent ~= nil then return want.absent and "absent" or "present" end
-  if want.equals then return string.format("%q", want.equals) end
-  if want.contains then return string.format("containing %q", want.contains) end
-  return string.format("matching %q", want.match)
+  if want.equals then return q(want.equals) end
+  if want.contains then return "containing " .. q(want.contains) end
+  return "matching " .. q(want.match)
 end
 
 local function shown(v)
   if v == nil then return "nothing" end
-  if type(v) == "string" then return string.format("%q", #v > 200 and v:sub(1, 200) .. "..." or v) end
+  if type(v) == "string" then return q(#v > 200 and v:sub(1, 200) .. "..." or v) end
   if type(v) == "table" then return raymond.json_encode(v) end
   return tostring(v)
 end
@@ -186,7 +190,7 @@ function M.check(ex, got, dir)
     for _, p in ipairs(ex.prints) do
       local s, e = got.stdout:find(p, from, true)
       if not s then
-        add("prints: %q was not printed%s", p, from > 1 and " after the prints before it" or "")
+        add("prints: %s was not printed%s", q(p), from > 1 and " after the prints before it" or "")
         break
       end
       from = e + 1

@@ -182,3 +182,15 @@ T.test("the model a turn asked for is read from the CLI's argv", function()
   T.eq(model.glob("main_worker*", "main_worker12"), true, "glob")
   T.eq(model.glob("main_*", "main"), false, "glob needs the underscore")
 end)
+
+T.test("a failure quotes text on one line", function()
+  local dir = T.tmpdir()
+  T.put(dir .. "/runs", "run\n")
+  local got = { exit = 0, status = "completed", result = "a\nb", stdout = "", paths = {}, order = {} }
+  T.same(expect.check({ result = { equals = "a\nc" }, files = { { path = "runs", want = { equals = "run\nrun\n" } } },
+    prints = { "x\ty" } }, got, dir), {
+    "result: expected \"a\\nc\", got \"a\\nb\"",
+    "file runs: expected \"run\\nrun\\n\", got \"run\\n\"",
+    "prints: \"x\\ty\" was not printed",
+  }, "failures")
+end)
