@@ -262,13 +262,18 @@ function Model:turn(run, job, req)
   local errors = entry.errors or {}
   if attempt <= #errors then return ERRORS[errors[attempt]](s) end
   local u = usage(entry)
+  -- What the model read back from its last tool call: the tool's result,
+  -- or the reason a policy hook denied the call.  A reply may say it as
+  -- {{tool_result}}, so what the policy did shows in the outcome.
+  local last = ""
   for i, call in ipairs(entry.tools or {}) do
-    tool_call(s, job, i, call, u)
+    last = tool_call(s, job, i, call, u).content
     if raymond.stopping() then return { killed = true, duration = 0, stdout_tail = "", stderr_tail = "" } end
   end
   local replies = entry.reply or { "" }
   local vars = template.vars(run.rec, agent)
   vars.visit, vars.index, vars.model = tostring(visit), tostring(index_of(agent)), model_name or ""
+  vars.tool_result = last
   local text = template.render(replies[math.min(attempt - #errors, #replies)], vars)
   s:assistant({ { type = "text", text = text } }, u)
   s:result({ result = text, total_cost_usd = entry.cost or M.DEFAULT_COST, usage = u })
