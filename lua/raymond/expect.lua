@@ -40,7 +40,9 @@ function M.outcome(dir, exit, stdout)
       p[#p + 1] = e.state
     end
   end
-  -- Where each agent still was: the run failed, stopped or asks there.
+  -- Where each agent still was: the run failed or stopped there.  An
+  -- agent that asks has ended its state with the <ask>, whose step line
+  -- is in the trace already.
   for _, a in ipairs(got.rec and got.rec.agents or {}) do
     local p = got.paths[a.id]
     if not p then
@@ -48,7 +50,7 @@ function M.outcome(dir, exit, stdout)
       got.paths[a.id] = p
       got.order[#got.order + 1] = a.id
     end
-    if type(a.state) == "string" then p[#p + 1] = a.state end
+    if type(a.state) == "string" and not a.ask then p[#p + 1] = a.state end
   end
   return got
 end
