@@ -88,8 +88,9 @@ function C:bool(v, line, name)
   fail(line, "%s must be true or false, not %s", name, what(v, self.lines))
 end
 
+-- An empty [] reads as an empty table, as {} does: both are an empty list.
 function C:list(v, line, name)
-  if type(v) ~= "table" or not is_list(v, self.lines) then
+  if type(v) ~= "table" or (next(v) ~= nil and not is_list(v, self.lines)) then
     fail(line, "%s must be a list, not %s", name, what(v, self.lines))
   end
   return v
@@ -424,6 +425,14 @@ function C:case(v, line, seen)
     end
   end
   if not c.expect then fail(line, "case '%s' has no expect: block, so it could never fail", c.name) end
+  -- A case that answers questions, even none (answers: [] to see the run
+  -- stop at its first <ask>), runs with --on-ask pause: each ask saves
+  -- the run and exits with status 2, and the runner resumes it with the
+  -- next answer.
+  if v.answers ~= nil then
+    c.args[#c.args + 1] = "--on-ask"
+    c.args[#c.args + 1] = "pause"
+  end
   return c
 end
 

@@ -194,3 +194,29 @@ T.test("a failure quotes text on one line", function()
     "prints: \"x\\ty\" was not printed",
   }, "failures")
 end)
+
+T.test("answers: [] runs with --on-ask pause and answers nothing", function()
+  local tf = assert(load(HEAD .. "    answers: []\n    expect: { status: asking }\n"))
+  T.same(tf.cases[1].answers, {}, "answers")
+  T.same(tf.cases[1].args, { "--on-ask", "pause" }, "args")
+  tf = assert(load(HEAD .. "    expect: { exit: 0 }\n"))
+  T.same(tf.cases[1].args, {}, "no answers: the run's own --on-ask")
+end)
+
+T.test("an outcome's path ends where an agent failed, not again where it asks", function()
+  local dir = T.tmpdir()
+  assert(raymond.mkdir_p(dir .. "/.raymond/state"))
+  assert(raymond.mkdir_p(dir .. "/.raymond/test"))
+  T.put(dir .. "/.raymond/test/trace.jsonl", table.concat({
+    '{"ev":"start","agent":"main","state":"A.sh","visit":1}',
+    '{"ev":"step","agent":"main","state":"A.sh","visit":1,"to":"A.sh","tag":"ask"}',
+    '{"ev":"step","agent":"main_worker1","state":"W.sh","visit":1,"to":"X.sh","tag":"goto"}',
+  }, "\n") .. "\n")
+  T.put(dir .. "/.raymond/state/test.json", raymond.json_encode({ status = "asking", agents = {
+    { id = "main", state = "A.sh", ask = { id = "ask_1", next = "B.sh" } },
+    { id = "main_worker1", state = "X.sh" } } }))
+  local got = expect.outcome(dir, 2, "")
+  T.same(got.paths, { main = { "A.sh" }, main_worker1 = { "W.sh", "X.sh" } }, "paths")
+  T.same(got.order, { "main", "main_worker1" }, "order")
+  T.eq(got.status, "asking", "status")
+end)

@@ -122,7 +122,6 @@ local function argv_of(tf, c)
   if c.start then wf = wf .. "/" .. c.start end
   local argv = { raymond.exe_path(), "run", wf, "--workflow-id", "test", "--no-debug" }
   if c.input then argv[#argv + 1] = "--input" argv[#argv + 1] = c.input end
-  if #c.answers > 0 then argv[#argv + 1] = "--on-ask" argv[#argv + 1] = "pause" end
   table.move(c.args, 1, #c.args, #argv + 1, argv)
   return argv
 end
