@@ -26,6 +26,9 @@
 -- Sessions the model has started are listed in a file beside the case,
 -- so a fresh session id that exists is refused as "already in use" and a
 -- resumed id that does not as "No conversation found", as by the CLI.
+--
+-- A script state's stubs are picked the same way; a run of the script
+-- that no stub fits runs it for real.
 
 local raymond = require("raymond")
 local bridge = require("raymond.bridge")
@@ -280,11 +283,15 @@ function Model:turn(run, job, req)
   return ended(0)
 end
 
--- A stubbed script: its scripted output, its tags parsed as the
--- scheduler parses a child's.
-function Model:script(job, stub)
-  local out = stub.stdout or ""
-  local res = ended(stub.exit or 0, stub.stderr)
+-- A stubbed script: its scripted output (a template, as a reply is),
+-- its tags parsed as the scheduler parses a child's.
+function Model:script(run, job, stub, visit)
+  local agent = job.script.agent
+  local vars = template.vars(run.rec, agent)
+  vars.visit, vars.index = tostring(visit), tostring(index_of(agent))
+  local out = template.render(stub.stdout or "", vars)
+  -- The case came through JSON, where 1 may read back as 1.0.
+  local res = ended(math.tointeger(stub.exit) or 0, stub.stderr)
   res.stdout_tail = out
   local tags, printed = raymond.parse_tags(out)
   if tags then
@@ -301,13 +308,14 @@ function Model:serve(run, job, req)
   if not t and not sc then return nil end
   local step = sc or (t.purpose == "state" and t)
   if step then self.trace:start(step.agent.id, step.state) end
-  local stub = sc and (self.case.scripts or {})[sc.state]
+  local visit = sc and self.trace:visit(sc.agent.id, sc.state)
+  local stub = sc and pick((self.case.scripts or {})[sc.state], sc.agent, visit)
   if sc and not stub then return nil end
   -- A child starts only after the run is saved (the host's flush runs
   -- before queued commands start); a scripted one waits for the same.
   raymond.flush()
   if raymond.stopping() then return { killed = true, duration = 0, stdout_tail = "", stderr_tail = "" } end
-  if sc then return self:script(job, stub) end
+  if sc then return self:script(run, job, stub, visit) end
   return self:turn(run, job, req)
 end
 

@@ -248,25 +248,39 @@ function C:model(v, line)
   return out
 end
 
+local STUB = set("stdout", "stderr", "exit", "when")
+
+-- One stub: the script's output as text, or { stdout, stderr, exit, when }.
+function C:stub(s, l)
+  if type(s) == "string" then return { stdout = s } end
+  local stub = {}
+  for _, k in ipairs(self:map(s, l, "a script stub", STUB)) do
+    local kl = self:line_of(s, k)
+    if k == "exit" then
+      stub.exit = self:integer(s[k], kl, "exit")
+      if stub.exit > 255 then fail(kl, "exit must be from 0 to 255, not %d", stub.exit) end
+    elseif k == "when" then
+      stub.when = self:when(s[k], kl)
+    else
+      stub[k] = self:string(s[k], kl, k)
+    end
+  end
+  return stub
+end
+
+-- A state's stubs, picked as turns are: by when, then by visit (the last
+-- repeats).  A run of the script that no stub fits runs it for real.
 function C:scripts(v, line)
   local out = {}
   for _, name in ipairs(self:map(v, line, "scripts")) do
     local l, s = self:line_of(v, name), v[name]
-    local stub = {}
-    if type(s) == "string" then
-      stub.stdout = s
+    local stubs = {}
+    if type(s) == "table" and next(s) ~= nil and is_list(s, self.lines) then
+      for i, x in ipairs(s) do stubs[i] = self:stub(x, self:line_of(s, i)) end
     else
-      for _, k in ipairs(self:map(s, l, "a script stub", set("stdout", "stderr", "exit"))) do
-        local kl = self:line_of(s, k)
-        if k == "exit" then
-          stub.exit = self:integer(s[k], kl, "exit")
-          if stub.exit > 255 then fail(kl, "exit must be from 0 to 255, not %d", stub.exit) end
-        else
-          stub[k] = self:string(s[k], kl, k)
-        end
-      end
+      stubs[1] = self:stub(s, l)
     end
-    out[self:state(name, l, "script")] = stub
+    out[self:state(name, l, "script")] = stubs
   end
   return out
 end

@@ -67,7 +67,7 @@ T.test("a good file compiles each case to what the run and the model read", func
     { reply = { "<goto>CHECK</goto>" }, cost = 0.5, when = { model = "haiku", index = 2 } },
     { errors = { "overloaded" }, reply = { "a", "b" } },
   }, "model")
-  T.same(c.case.scripts, { ["CHECK.sh"] = { stdout = "<result>x</result>", exit = 3 } }, "scripts")
+  T.same(c.case.scripts, { ["CHECK.sh"] = { { stdout = "<result>x</result>", exit = 3 } } }, "scripts")
   T.same(c.case.evaluate, { { reply = { "YES" } }, { reply = { "NO" }, when = { prompt = "poem" } } }, "evaluate")
   T.same(c.expect.path, { "1_START.md", "...", "CHECK.sh" }, "path")
   -- A run's error is a long sentence: plain text is a part of it.
@@ -219,4 +219,18 @@ T.test("an outcome's path ends where an agent failed, not again where it asks", 
   T.same(got.paths, { main = { "A.sh" }, main_worker1 = { "W.sh", "X.sh" } }, "paths")
   T.same(got.order, { "main", "main_worker1" }, "order")
   T.eq(got.status, "asking", "status")
+end)
+
+T.test("a script's stubs are a list picked by when and visit, as turns are", function()
+  local tf = assert(load(HEAD .. table.concat({
+    "    scripts:",
+    "      CHECK:",
+    "        - \"<goto>CHECK</goto>\"",
+    "        - { stdout: \"<result>{{word}}</result>\", when: { vars: { word: b } } }",
+    "    expect: { exit: 0 }",
+  }, "\n") .. "\n"))
+  T.same(tf.cases[1].case.scripts["CHECK.sh"], { { stdout = "<goto>CHECK</goto>" },
+    { stdout = "<result>{{word}}</result>", when = { vars = { word = "b" } } } }, "stubs")
+  refused(HEAD .. "    scripts: { CHECK: [{ stdout: x, when: { worker: 2 } }] }\n    expect: { exit: 0 }\n",
+    "wf/tests/t.test.yaml:3: when has no key 'worker'; it takes agent, index, model, prompt, vars")
 end)
