@@ -308,6 +308,11 @@ function M.main(opts)
       if not opts.filter or c.name:find(opts.filter, 1, true) then queue[#queue + 1] = { tf = tf, c = c } end
     end
   end
+  -- A filter that matches nothing would pass a CI job that tests nothing.
+  if opts.filter and #queue == 0 then
+    console.error(string.format("no case's name holds '%s'", opts.filter), nil, "run without --filter to see every case's name")
+    return 1
+  end
   local ctx = { passed = 0, failed = 0, running = {}, left = #queue, keep = opts.keep, results = {} }
   local t0 = raymond.clock()
   local jobs = opts.jobs or processors()
