@@ -184,6 +184,8 @@ function C:tool(v, line)
 end
 
 local TURN = set("reply", "error", "errors", "cost", "tokens", "tools", "delay", "when")
+local EVALUATE = set("answer", "cost", "when")
+local TOKENS = set("input", "output")
 local ERROR_NAMES = "overloaded, usage_limit, crash, auth"
 
 function C:error_name(v, line)
@@ -195,7 +197,7 @@ end
 function C:turn(v, line, evaluate)
   if type(v) == "string" then return { reply = { v } } end
   local known = TURN
-  if evaluate then known = set("answer", "cost", "when") end
+  if evaluate then known = EVALUATE end
   local e = {}
   for _, k in ipairs(self:map(v, line, evaluate and "an evaluate answer" or "a turn", known)) do
     local x, l = v[k], self:line_of(v, k)
@@ -213,7 +215,7 @@ function C:turn(v, line, evaluate)
     elseif k == "cost" or k == "delay" then e[k] = self:number(x, l, k)
     elseif k == "tokens" then
       e.tokens = {}
-      for _, n in ipairs(self:map(x, l, "tokens", set("input", "output"))) do
+      for _, n in ipairs(self:map(x, l, "tokens", TOKENS)) do
         e.tokens[n] = self:integer(x[n], self:line_of(x, n), "tokens." .. n)
       end
     elseif k == "tools" then
@@ -325,6 +327,7 @@ function C:path(v, line, name, check_states)
   return out
 end
 
+local COST = set("min", "max")
 local EXPECT = set("path", "paths", "result", "exit", "status", "error", "cost", "files", "prints", "data")
 
 function C:expect(v, line)
@@ -357,7 +360,7 @@ function C:expect(v, line)
         ex.cost = { equals = self:number(x, l, "cost") }
       else
         ex.cost = {}
-        for _, n in ipairs(self:map(x, l, "cost", set("min", "max"))) do ex.cost[n] = self:number(x[n], self:line_of(x, n), "cost." .. n) end
+        for _, n in ipairs(self:map(x, l, "cost", COST)) do ex.cost[n] = self:number(x[n], self:line_of(x, n), "cost." .. n) end
         if ex.cost.min and ex.cost.max and ex.cost.min > ex.cost.max then
           fail(l, "cost can never be both at least %g and at most %g", ex.cost.min, ex.cost.max)
         end
@@ -468,6 +471,15 @@ local function workflow_of(doc, lines, path)
   return up, 1
 end
 
+local FILE = set("workflow", "cases")
+
+-- Every key the file format knows, by where it may stand (for the
+-- reference in docs/testing.md, which a test keeps in step with these).
+M.KEYS = {
+  file = FILE, case = CASE, options = M.OPTIONS, turn = TURN, evaluate = EVALUATE, when = WHEN, tool = TOOL,
+  tokens = TOKENS, script = STUB, expect = EXPECT, text = MATCH, cost = COST,
+}
+
 function M.load(path, cwd)
   local abs = path:sub(1, 1) == "/" and path or (cwd .. "/" .. path)
   local shown = path
@@ -479,7 +491,7 @@ function M.load(path, cwd)
   if not doc then return nil, lines end
   local c = setmetatable({ lines = lines, at = 1 }, C)
   local ok, res = pcall(function()
-    c:map(doc, 1, "a test file", set("workflow", "cases"))
+    c:map(doc, 1, "a test file", FILE)
     local wpath, wline = workflow_of(doc, lines, abs)
     local wf, werr = analyse.load(wpath, cwd)
     if not wf then fail(wline, "cannot read the workflow %s: %s", wpath, type(werr) == "table" and werr.msg or werr) end
