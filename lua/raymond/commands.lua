@@ -33,7 +33,7 @@ M.list = {
   { name = "status", summary = "show a run's agents, stacks and hooks" },
   { name = "watch", summary = "follow a run another raymond drives until it ends" },
   { name = "prune", summary = "remove old or finished runs and all their files" },
-  { name = "test", summary = "run a workflow's test cases offline, with a scripted model" },
+  { name = "test", summary = "run workflows' test cases offline, with a scripted model" },
   { name = "lint", summary = "check a workflow without running it" },
   { name = "diagram", summary = "draw a workflow's states and transitions (Mermaid, HTML)" },
   { name = "convert", summary = "write a workflow folder or archive as one YAML file" },

@@ -24,7 +24,7 @@ local M = {}
 
 M.usage = { "raymond test [PATH...] [--filter TEXT] [--junit FILE] [--jobs N] [--keep]" }
 
-M.args = { { key = "paths", name = "[PATH...]", optional = true, rest = true } }
+M.args = { { key = "paths", name = "PATH...", optional = true, rest = true } }
 
 M.options = {
   { name = "filter", key = "filter", arg = "TEXT", text = 200,
