@@ -206,3 +206,5 @@ bash "$top/bench/bridge.sh" "$build"
 # and answer.
 bash "$top/bench/xworkflow.sh" "$build"
 bash "$top/bench/ask.sh" "$build"
+# And raymond test: a 50-state scripted case, 100 cases of the examples.
+bash "$top/bench/test.sh" "$build"

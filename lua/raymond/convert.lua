@@ -38,6 +38,10 @@ local function list(scope)
     local kind = raymond.stat(scope.path .. "/" .. name)
     if kind == "file" then
       names[name] = true
+    elseif kind == "dir" and name == "tests" then
+      -- The workflow's tests (raymond test) are not part of it: they stay
+      -- where they are, and the caller says so.
+      names["tests/"] = true
     elseif kind == "dir" and name == "hooks" then
       for _, h in ipairs(raymond.listdir(scope.path .. "/hooks") or {}) do
         if h:match("%.lua$") then names["hooks/" .. h] = true else other[#other + 1] = "hooks/" .. h end
@@ -185,10 +189,12 @@ function M.yaml(path, cwd)
     end
     if wf.entry_error then return fail("%s", wf.entry_error.msg) end
     local names, other = list(scope)
-    local groups, hooks = {}, {}
+    local groups, hooks, tests = {}, {}, false
     for name in pairs(names) do
       local stem, ext = name:match("^([^/]+)%.(%w+)$")
-      if name == "hooks.lua" or name:match("^hooks/") then
+      if name:match("^tests/") then
+        tests = true
+      elseif name == "hooks.lua" or name:match("^hooks/") then
         hooks[#hooks + 1] = name
       elseif name ~= "workflow.yaml" and stem and (states.by_ext[ext] or FOREIGN[ext]) then
         groups[stem] = groups[stem] or {}
@@ -211,6 +217,10 @@ function M.yaml(path, cwd)
       end
     end
     local out, warnings = {}, {}
+    if tests then
+      warnings[#warnings + 1] = "the tests/ folder is not converted: a YAML workflow's test file sits beside it "
+        .. "(NAME.test.yaml with workflow: NAME.yaml, see docs/testing.md)"
+    end
     if names["workflow.yaml"] then
       local mok, merr = manifest(scope, out)
       if not mok then return nil, merr end

@@ -17,7 +17,8 @@
 -- script state runs for real unless the case stubs it.
 --
 -- Which reply a turn gets: the case's entries for the state, those whose
--- `when` fits the agent, the visit-th of them (the last repeats); the
+-- `when` fits the agent (its id, fork index and variables, the prompt,
+-- the model the turn asked for), the visit-th of them (the last repeats); the
 -- visit comes from the run's trace (raymond.trace), so a resumed run
 -- gets the same replies.  A raymond.evaluate gets the first answer whose
 -- `when` fits it (state, visit, agent, prompt), else the n-th answer
@@ -31,6 +32,9 @@
 -- Sessions the model has started are listed in a file beside the case,
 -- so a fresh session id that exists is refused as "already in use" and a
 -- resumed id that does not as "No conversation found", as by the CLI.
+--
+-- A script state's stubs are picked the same way; a run of the script
+-- that no stub fits runs it for real.
 
 local raymond = require("raymond")
 local bridge = require("raymond.bridge")
@@ -82,23 +86,36 @@ local function index_of(agent)
   return tonumber(agent.id:match("(%d+)$")) or 0
 end
 
-local function fits(when, agent, prompt, state, visit)
+-- The model a turn asked for: the value of --model in the argv the CLI
+-- would have been started with (a state's model:, a hook's choice, the
+-- run's --model), or nil for the CLI's default.
+function M.model_of(argv)
+  for i = 1, #(argv or {}) - 1 do
+    if argv[i] == "--model" then return argv[i + 1] end
+  end
+  return nil
+end
+
+-- Whether `when` fits `agent` at this turn: `at` holds the turn's prompt,
+-- model, and (for an evaluate answer) state and visit.
+local function fits(when, agent, at)
   if not when then return true end
-  if when.state and when.state ~= state then return false end
-  if when.visit and when.visit ~= visit then return false end
+  if when.state and when.state ~= at.state then return false end
+  if when.visit and when.visit ~= at.visit then return false end
   if when.agent and not M.glob(when.agent, agent.id) then return false end
+  if when.model and not M.glob(when.model, at.model or "") then return false end
   if when.index and when.index ~= index_of(agent) then return false end
   for k, v in pairs(when.vars or {}) do
     if tostring((agent.vars or {})[k]) ~= v then return false end
   end
-  if when.prompt and not (prompt or ""):find(when.prompt, 1, true) then return false end
+  if when.prompt and not (at.prompt or ""):find(when.prompt, 1, true) then return false end
   return true
 end
 
-local function pick(entries, agent, visit, prompt)
+local function pick(entries, agent, visit, at)
   local fit = {}
   for _, e in ipairs(entries or {}) do
-    if fits(e.when, agent, prompt) then fit[#fit + 1] = e end
+    if fits(e.when, agent, at or {}) then fit[#fit + 1] = e end
   end
   if #fit == 0 then return nil end
   return fit[math.min(visit, #fit)]
@@ -107,11 +124,11 @@ end
 -- An evaluate answer: the first entry with a `when` that fits this
 -- evaluation, else the n-th of those without one (the n-th evaluation
 -- of the run; the last repeats).
-local function pick_answer(entries, agent, state, visit, prompt, n)
+local function pick_answer(entries, agent, at, n)
   local plain = {}
   for _, e in ipairs(entries or {}) do
     if e.when then
-      if fits(e.when, agent, prompt, state, visit) then return e end
+      if fits(e.when, agent, at) then return e end
     else
       plain[#plain + 1] = e
     end
@@ -266,14 +283,16 @@ function Model:turn(run, job, req)
   local agent = t.agent or { id = "run", vars = {} }
   local state = t.state or "(run)"
   local visit = self.trace:visit(agent.id, state)
+  local model_name = M.model_of(req and req.argv)
+  local at = { prompt = t.prompt, model = model_name, state = state, visit = visit }
   local entry
   if t.purpose == "evaluate" then
-    entry = pick_answer(self.case.evaluate, agent, state, visit, t.prompt, self.trace:evaluate(agent.id, state))
+    entry = pick_answer(self.case.evaluate, agent, at, self.trace:evaluate(agent.id, state))
   else
-    entry = pick((self.case.model or {})[state], agent, visit, t.prompt)
+    entry = pick((self.case.model or {})[state], agent, visit, at)
   end
   local sess = t.session or { mode = "fresh", id = raymond.uuid() }
-  local s = stream(self, job, sess.id, req and req.model)
+  local s = stream(self, job, sess.id, model_name)
   local serr = session_error(self, s, sess)
   if serr then return serr end
   if not entry then
@@ -293,25 +312,34 @@ function Model:turn(run, job, req)
   local errors = entry.errors or {}
   if attempt <= #errors then return ERRORS[errors[attempt]](s) end
   local u = usage(entry)
+  -- What the model read back from its last tool call: the tool's result,
+  -- or the reason a policy hook denied the call.  A reply may say it as
+  -- {{tool_result}}, so what the policy did shows in the outcome.
+  local last = ""
   for i, call in ipairs(entry.tools or {}) do
-    tool_call(s, job, i, call, u)
+    last = tool_call(s, job, i, call, u).content
     self.trace:point("[%s] %s tool call %d (%s)", agent.id, state, i, call.tool)
     if raymond.stopping() then return { killed = true, duration = 0, stdout_tail = "", stderr_tail = "" } end
   end
   local replies = entry.reply or { "" }
   local vars = template.vars(run.rec, agent)
-  vars.visit, vars.index = tostring(visit), tostring(index_of(agent))
+  vars.visit, vars.index, vars.model = tostring(visit), tostring(index_of(agent)), model_name or ""
+  vars.tool_result = last
   local text = template.render(replies[math.min(attempt - #errors, #replies)], vars)
   s:assistant({ { type = "text", text = text } }, u)
   s:result({ result = text, total_cost_usd = entry.cost or M.DEFAULT_COST, usage = u })
   return ended(0)
 end
 
--- A stubbed script: its scripted output, its tags parsed as the
--- scheduler parses a child's.
-function Model:script(job, stub)
-  local out = stub.stdout or ""
-  local res = ended(stub.exit or 0, stub.stderr)
+-- A stubbed script: its scripted output (a template, as a reply is),
+-- its tags parsed as the scheduler parses a child's.
+function Model:script(run, job, stub, visit)
+  local agent = job.script.agent
+  local vars = template.vars(run.rec, agent)
+  vars.visit, vars.index = tostring(visit), tostring(index_of(agent))
+  local out = template.render(stub.stdout or "", vars)
+  -- The case came through JSON, where 1 may read back as 1.0.
+  local res = ended(math.tointeger(stub.exit) or 0, stub.stderr)
   res.stdout_tail = out
   local tags, printed = raymond.parse_tags(out)
   if tags then
@@ -328,13 +356,14 @@ function Model:serve(run, job, req)
   if not t and not sc then return nil end
   local step = sc or (t.purpose == "state" and t)
   if step then self.trace:start(step.agent.id, step.state, step.agent.workflow) end
-  local stub = sc and (self.case.scripts or {})[sc.state]
+  local visit = sc and self.trace:visit(sc.agent.id, sc.state)
+  local stub = sc and pick((self.case.scripts or {})[sc.state], sc.agent, visit)
   if sc and not stub then return nil end
   -- A child starts only after the run is saved (the host's flush runs
   -- before queued commands start); a scripted one waits for the same.
   raymond.flush()
   if raymond.stopping() then return { killed = true, duration = 0, stdout_tail = "", stderr_tail = "" } end
-  if sc then return self:script(job, stub) end
+  if sc then return self:script(run, job, stub, visit) end
   return self:turn(run, job, req)
 end
 

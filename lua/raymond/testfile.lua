@@ -88,8 +88,9 @@ function C:bool(v, line, name)
   fail(line, "%s must be true or false, not %s", name, what(v, self.lines))
 end
 
+-- An empty [] reads as an empty table, as {} does: both are an empty list.
 function C:list(v, line, name)
-  if type(v) ~= "table" or not is_list(v, self.lines) then
+  if type(v) ~= "table" or (next(v) ~= nil and not is_list(v, self.lines)) then
     fail(line, "%s must be a list, not %s", name, what(v, self.lines))
   end
   return v
@@ -152,8 +153,8 @@ end
 
 -- ------------------------------------------------------------------ the model
 
-local WHEN = set("agent", "index", "vars", "prompt")
-local EVAL_WHEN = set("agent", "index", "vars", "prompt", "state", "visit")
+local WHEN = set("agent", "index", "vars", "prompt", "model")
+local EVAL_WHEN = set("agent", "index", "vars", "prompt", "model", "state", "visit")
 
 function C:when(v, line, evaluate)
   local out = {}
@@ -185,6 +186,8 @@ function C:tool(v, line)
 end
 
 local TURN = set("reply", "error", "errors", "cost", "tokens", "tools", "delay", "when")
+local EVALUATE = set("answer", "cost", "when")
+local TOKENS = set("input", "output")
 local ERROR_NAMES = "overloaded, usage_limit, crash, auth"
 
 function C:error_name(v, line)
@@ -196,7 +199,7 @@ end
 function C:turn(v, line, evaluate)
   if type(v) == "string" then return { reply = { v } } end
   local known = TURN
-  if evaluate then known = set("answer", "cost", "when") end
+  if evaluate then known = EVALUATE end
   local e = {}
   for _, k in ipairs(self:map(v, line, evaluate and "an evaluate answer" or "a turn", known)) do
     local x, l = v[k], self:line_of(v, k)
@@ -214,7 +217,7 @@ function C:turn(v, line, evaluate)
     elseif k == "cost" or k == "delay" then e[k] = self:number(x, l, k)
     elseif k == "tokens" then
       e.tokens = {}
-      for _, n in ipairs(self:map(x, l, "tokens", set("input", "output"))) do
+      for _, n in ipairs(self:map(x, l, "tokens", TOKENS)) do
         e.tokens[n] = self:integer(x[n], self:line_of(x, n), "tokens." .. n)
       end
     elseif k == "tools" then
@@ -249,25 +252,39 @@ function C:model(v, line)
   return out
 end
 
+local STUB = set("stdout", "stderr", "exit", "when")
+
+-- One stub: the script's output as text, or { stdout, stderr, exit, when }.
+function C:stub(s, l)
+  if type(s) == "string" then return { stdout = s } end
+  local stub = {}
+  for _, k in ipairs(self:map(s, l, "a script stub", STUB)) do
+    local kl = self:line_of(s, k)
+    if k == "exit" then
+      stub.exit = self:integer(s[k], kl, "exit")
+      if stub.exit > 255 then fail(kl, "exit must be from 0 to 255, not %d", stub.exit) end
+    elseif k == "when" then
+      stub.when = self:when(s[k], kl)
+    else
+      stub[k] = self:string(s[k], kl, k)
+    end
+  end
+  return stub
+end
+
+-- A state's stubs, picked as turns are: by when, then by visit (the last
+-- repeats).  A run of the script that no stub fits runs it for real.
 function C:scripts(v, line)
   local out = {}
   for _, name in ipairs(self:map(v, line, "scripts")) do
     local l, s = self:line_of(v, name), v[name]
-    local stub = {}
-    if type(s) == "string" then
-      stub.stdout = s
+    local stubs = {}
+    if type(s) == "table" and next(s) ~= nil and is_list(s, self.lines) then
+      for i, x in ipairs(s) do stubs[i] = self:stub(x, self:line_of(s, i)) end
     else
-      for _, k in ipairs(self:map(s, l, "a script stub", set("stdout", "stderr", "exit"))) do
-        local kl = self:line_of(s, k)
-        if k == "exit" then
-          stub.exit = self:integer(s[k], kl, "exit")
-          if stub.exit > 255 then fail(kl, "exit must be from 0 to 255, not %d", stub.exit) end
-        else
-          stub[k] = self:string(s[k], kl, k)
-        end
-      end
+      stubs[1] = self:stub(s, l)
     end
-    out[self:state(name, l, "script")] = stub
+    out[self:state(name, l, "script")] = stubs
   end
   return out
 end
@@ -312,6 +329,7 @@ function C:path(v, line, name, check_states)
   return out
 end
 
+local COST = set("min", "max")
 local EXPECT = set("path", "paths", "result", "exit", "status", "error", "cost", "files", "prints", "data", "tools")
 
 local TOOL_EXPECT = set("tool", "call", "state", "agent", "denied", "reason")
@@ -345,7 +363,11 @@ function C:expect(v, line)
                                     line = self:line_of(x, id) }
       end
     elseif k == "result" then ex.result = self:text_match(x, l, "result")
-    elseif k == "error" then ex.error = self:text_match(x, l, "error")
+    elseif k == "error" then
+      -- A run's error or stop reason is a long sentence naming files and
+      -- sums, so plain text is a part of it, not all of it.
+      ex.error = self:text_match(x, l, "error")
+      if ex.error.equals then ex.error = { contains = ex.error.equals } end
     elseif k == "exit" then
       ex.exit = self:integer(x, l, "exit")
       if ex.exit > 255 then fail(l, "exit must be from 0 to 255, not %d", ex.exit) end
@@ -357,7 +379,7 @@ function C:expect(v, line)
         ex.cost = { equals = self:number(x, l, "cost") }
       else
         ex.cost = {}
-        for _, n in ipairs(self:map(x, l, "cost", set("min", "max"))) do ex.cost[n] = self:number(x[n], self:line_of(x, n), "cost." .. n) end
+        for _, n in ipairs(self:map(x, l, "cost", COST)) do ex.cost[n] = self:number(x[n], self:line_of(x, n), "cost." .. n) end
         if ex.cost.min and ex.cost.max and ex.cost.min > ex.cost.max then
           fail(l, "cost can never be both at least %g and at most %g", ex.cost.min, ex.cost.max)
         end
@@ -442,6 +464,14 @@ function C:case(v, line, seen)
     end
   end
   if not c.expect then fail(line, "case '%s' has no expect: block, so it could never fail", c.name) end
+  -- A case that answers questions, even none (answers: [] to see the run
+  -- stop at its first <ask>), runs with --on-ask pause: each ask saves
+  -- the run and exits with status 2, and the runner resumes it with the
+  -- next answer.
+  if v.answers ~= nil then
+    c.args[#c.args + 1] = "--on-ask"
+    c.args[#c.args + 1] = "pause"
+  end
   return c
 end
 
@@ -463,6 +493,16 @@ local function workflow_of(doc, lines, path)
   return up, 1
 end
 
+local FILE = set("workflow", "cases")
+
+-- Every key the file format knows, by where it may stand (for the
+-- reference in docs/testing.md, which a test keeps in step with these).
+M.KEYS = {
+  file = FILE, case = CASE, options = M.OPTIONS, turn = TURN, evaluate = EVALUATE, when = WHEN, tool = TOOL,
+  tokens = TOKENS, script = STUB, expect = EXPECT, text = MATCH, cost = COST, evaluate_when = EVAL_WHEN,
+  tool_expect = TOOL_EXPECT,
+}
+
 function M.load(path, cwd)
   local abs = path:sub(1, 1) == "/" and path or (cwd .. "/" .. path)
   local shown = path
@@ -474,7 +514,7 @@ function M.load(path, cwd)
   if not doc then return nil, lines end
   local c = setmetatable({ lines = lines, at = 1 }, C)
   local ok, res = pcall(function()
-    c:map(doc, 1, "a test file", set("workflow", "cases"))
+    c:map(doc, 1, "a test file", FILE)
     local wpath, wline = workflow_of(doc, lines, abs)
     local wf, werr = analyse.load(wpath, cwd)
     if not wf then fail(wline, "cannot read the workflow %s: %s", wpath, type(werr) == "table" and werr.msg or werr) end

@@ -118,3 +118,18 @@ T.test("docs/config.md lists every config setting with its default, and every ig
     end
   end
 end)
+
+T.test("docs/testing.md's reference has a row for every key of the test file format", function()
+  local testfile = require("raymond.testfile")
+  local text = doc("testing.md")
+  local ref = text:match("\n## Reference\n(.-)\n## ")
+  assert(ref, "docs/testing.md has no ## Reference section")
+  local missing = {}
+  for where, keys in pairs(testfile.KEYS) do
+    for k in pairs(keys) do
+      if not ref:find("\n| `" .. k .. "` |", 1, true) then missing[#missing + 1] = where .. "." .. k end
+    end
+  end
+  table.sort(missing)
+  T.eq(table.concat(missing, ", "), "", "keys without a row")
+end)

@@ -97,7 +97,7 @@ T.test("evaluate answers: a fitting when first, else in the run's order", functi
 end)
 
 T.test("a stubbed script gives its output's tags; other scripts run for real", function()
-  local m = open({ scripts = { ["S.sh"] = { stdout = "<goto>B</goto>", exit = 0 } } })
+  local m = open({ scripts = { ["S.sh"] = { { stdout = "<goto>B</goto>", exit = 0 } } } })
   local res = m:serve({ rec = { id = "test" } }, { script = { agent = agent, state = "S.sh" } }, {})
   T.eq(res.exit, 0)
   T.eq(res.tags[1].name, "goto")

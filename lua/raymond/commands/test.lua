@@ -155,8 +155,6 @@ local function argv_of(tf, c)
   if c.start then wf = wf .. "/" .. c.start end
   local argv = { raymond.exe_path(), "run", wf, "--workflow-id", "test", "--no-debug" }
   if c.input then argv[#argv + 1] = "--input" argv[#argv + 1] = c.input end
-  -- Answers come back through resume --input, so the run must pause.
-  if #c.answers > 0 and not c.options.on_ask then argv[#argv + 1] = "--on-ask" argv[#argv + 1] = "pause" end
   table.move(c.args, 1, #c.args, #argv + 1, argv)
   return argv
 end
@@ -329,6 +327,10 @@ local function replay_file(opts)
   local c = { name = "replay of " .. case.name, line = 1, input = case.input, start = case.start,
               args = cassette.args(case.options), options = case.options, env = {}, files = {},
               answers = case.answers or {}, timeout = testfile.DEFAULT_TIMEOUT, case = case }
+  -- Recorded answers come back through resume --input, so the run must pause.
+  if #c.answers > 0 and not case.options.on_ask then
+    table.move({ "--on-ask", "pause" }, 1, 2, #c.args + 1, c.args)
+  end
   function c.judge(got, dir)
     local fails = {}
     for _, e in ipairs(trace.read(dir .. "/.raymond/test/trace.jsonl")) do
@@ -444,6 +446,11 @@ function M.main(opts)
     for _, c in ipairs(tf.cases) do
       if not opts.filter or c.name:find(opts.filter, 1, true) then queue[#queue + 1] = { tf = tf, c = c } end
     end
+  end
+  -- A filter that matches nothing would pass a CI job that tests nothing.
+  if opts.filter and #queue == 0 then
+    console.error(string.format("no case's name holds '%s'", opts.filter), nil, "run without --filter to see every case's name")
+    return 1
   end
   local ctx = { passed = 0, failed = 0, running = {}, left = #queue, keep = opts.keep, results = {},
                 coverage = opts.coverage or opts.coverage_min ~= nil, chaos = opts.chaos and opts.chaos > 0 and opts.chaos }
