@@ -44,11 +44,16 @@ end
 
 -- Whether step `e` (a trace step line) took `edge`.
 function M.matches(edge, e)
-  if edge.tag ~= e.tag or (edge.via or "tag") ~= (e.via or "tag") then return false end
+  if (edge.via or "tag") ~= (e.via or "tag") then return false end
+  -- <fork> tags and a <goto> in one output are one transition: the
+  -- parent's continuation is the goto's target.
+  if edge.tag == "goto" and e.tag == "fork" and e.forks then return edge.target == e.to end
+  if edge.tag ~= e.tag then return false end
   if TAG_ONLY[edge.tag] then return true end
   if edge.tag == "fork" then
+    -- A fork without next= continues where the output's <goto> says.
     local next_ = e.next or e.to
-    return edge.next == next_ and (edge.target == nil or e.forks == nil or has(e.forks, edge.target))
+    return (edge.next == nil or edge.next == next_) and (edge.target == nil or e.forks == nil or has(e.forks, edge.target))
   end
   if edge.target ~= e.to then return false end
   if (edge.tag == "call" or edge.tag == "function") and edge.ret and e.ret and edge.ret ~= e.ret then

@@ -22,8 +22,8 @@ small_workflow() {
 	mkdir -p wf/tests
 }
 
-test_expect_success 'every case of every example workflow passes, with no claude and no network' '
-	(cd "$top" && PATH=/usr/bin:/bin HOME=$PWD/nohome raymond test workflows --jobs 2) >out 2>err ||
+test_expect_success 'every case of every example workflow passes, with no claude and no network, taking 90% of each one'"'"'s transitions' '
+	(cd "$top" && PATH=/usr/bin:/bin HOME=$PWD/nohome raymond test workflows --jobs 2 --coverage-min 90) >out 2>err ||
 		{ cat out err; return 1; }
 	! grep "^FAIL" out &&
 	grep -Eq "^[0-9]+ passed, 0 failed \(" out &&
@@ -36,7 +36,8 @@ test_expect_success 'every case of every example workflow passes, with no claude
 		grep -q "^ok   workflows/$w/tests/" out || { echo "no case of $w passed"; return 1; }
 	done &&
 	grep -q "^ok   workflows/todo-report.test.yaml:" out &&
-	grep -q "^ok   workflows/word-stats.test.yaml:" out
+	grep -q "^ok   workflows/word-stats.test.yaml:" out &&
+	test "$(grep -c "^coverage of " out)" -ge 15
 '
 
 test_expect_success 'a wrong expected path fails the case with the diff of both paths' '

@@ -129,3 +129,17 @@ T.test("a workflow without transitions is fully covered", function()
     T.eq(cov.percent, 100)
   end)
 end)
+
+T.test("forks and a goto in one output: the step takes the fork and the goto", function()
+  with_workflow({
+    ["START.sh"] = 'echo "<fork word=\\"a\\">W</fork>"\necho "<goto>C</goto>"\n',
+    ["W.sh"] = 'echo "<result>w</result>"\n',
+    ["C.sh"] = 'echo "<result>c</result>"\n',
+  }, function(wf)
+    local cov = coverage.compute(wf, {
+      step("START.sh", "fork", "C.sh", { next = "C.sh", forks = { "W.sh" } }),
+    })
+    T.same(listed(cov, true), { "START.sh -> fork W.sh", "START.sh -> goto C.sh" })
+    T.eq(#cov.dynamic, 0, "nothing left over as dynamic")
+  end)
+end)
