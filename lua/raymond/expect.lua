@@ -37,30 +37,26 @@ function M.outcome(dir, exit, stdout)
     got.rec, got.status, got.result, got.cost, got.data = rec, rec.status, rec.result, rec.cost or 0, rec.data
     got.error = rec.error or rec.stop_reason
   end
+  -- The path of agent `id`, begun the first time it is named.
+  local function path_of(id)
+    local p = got.paths[id]
+    if not p then
+      p = {}
+      got.paths[id] = p
+      got.order[#got.order + 1] = id
+    end
+    return p
+  end
   got.tools = {}
   for _, e in ipairs(trace.read(dir .. "/.raymond/test/trace.jsonl")) do
     if e.ev == "tool" then got.tools[#got.tools + 1] = e end
-    if e.ev == "step" then
-      local p = got.paths[e.agent]
-      if not p then
-        p = {}
-        got.paths[e.agent] = p
-        got.order[#got.order + 1] = e.agent
-      end
-      p[#p + 1] = e.state
-    end
+    if e.ev == "step" then table.insert(path_of(e.agent), e.state) end
   end
   -- Where each agent still was: the run failed or stopped there.  An
   -- agent that asks has ended its state with the <ask>, whose step line
   -- is in the trace already.
   for _, a in ipairs(got.rec and got.rec.agents or {}) do
-    local p = got.paths[a.id]
-    if not p then
-      p = {}
-      got.paths[a.id] = p
-      got.order[#got.order + 1] = a.id
-    end
-    -- An agent that asks stays at the state that asked, already counted.
+    local p = path_of(a.id)
     if type(a.state) == "string" and a.status ~= "asking" and not a.ask then p[#p + 1] = a.state end
   end
   return got
