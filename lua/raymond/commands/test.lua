@@ -179,8 +179,9 @@ local function whereabouts(dir)
   return #parts > 0 and table.concat(parts, ", ") or "no state running"
 end
 
--- Run one raymond for the case; returns its result, or nil when the
--- case's time ran out.
+-- Run one raymond for the case and return spawn's result; its output is
+-- added to the job's.  The watchdog cancels it when the case's time runs
+-- out (job.timed_out).
 local function child(job, argv)
   local res = raymond.spawn({ argv = argv, env = job.env, cwd = job.dir, capture = true, cancel = job.cancel })
   job.stdout = job.stdout .. (res.stdout or "")
