@@ -327,7 +327,10 @@ local function start_agents(run, event_name)
   if not run:decide(event_name, nil, {}) then return end
   raymond.mark_dirty()
   local asking = false
-  for _, a in ipairs(run.rec.agents) do
+  -- A copy: an agent that ends before its first yield (a hook's route to
+  -- <result>, a test's scripted step) leaves run.rec.agents at once, and
+  -- the one after it would be skipped.
+  for _, a in ipairs(table.move(run.rec.agents, 1, #run.rec.agents, 1, {})) do
     if a.status == "asking" then asking = true else raymond.go(agent_loop, run, a) end
   end
   if asking then watch_asks(run) end
