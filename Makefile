@@ -9,7 +9,7 @@
 
 CC      ?= cc
 BUILD   ?= build
-PKGS    := lua5.4 lua5.4-cjson yaml-0.1 libuv libzip libcrypto
+PKGS    := lua5.4 lua5.4-cjson yaml-0.1 libuv libzip libcrypto libmicrohttpd
 SAN     ?=
 OPT     ?= -O2
 

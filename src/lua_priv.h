@@ -101,6 +101,7 @@ void ray__record_register(lua_State *L);
 
 /* lua_bridge.c: raymond.bridge_listen and exe_path on the table at -1. */
 void ray__bridge_register(lua_State *L);
+void ray__http_register(lua_State *L);
 
 struct ray_tagparse;
 /* Push the tags of `tp` as a list of {name, body, attrs, offset}. */

@@ -6,7 +6,7 @@ set -e
 need=""
 pkg-config --version >/dev/null 2>&1 || need="$need pkg-config"
 for spec in lua5.4:liblua5.4-dev lua5.4-cjson:lua-cjson-dev yaml-0.1:libyaml-dev \
-	    libuv:libuv1-dev libzip:libzip-dev libcrypto:libssl-dev; do
+	    libuv:libuv1-dev libzip:libzip-dev libcrypto:libssl-dev libmicrohttpd:libmicrohttpd-dev; do
 	pc=${spec%%:*}
 	deb=${spec#*:}
 	pkg-config --exists "$pc" 2>/dev/null || need="$need $deb"
