@@ -59,10 +59,17 @@ int
 ray_atomicfile_write(const char *path, const void *data, size_t len,
     struct ray_err *err)
 {
+	return ray_atomicfile_write_mode(path, data, len, 0644, err);
+}
+
+int
+ray_atomicfile_write_mode(const char *path, const void *data, size_t len,
+    int mode, struct ray_err *err)
+{
 	char *lock = lock_path(path);
 	int fd = -1, created = 0, rc = 0, saved, n;
 
-	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 	if (fd < 0) {
 		if (errno != EEXIST) {
 			rc = ray_err_sys(err, "cannot create '%s'", lock);

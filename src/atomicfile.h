@@ -35,6 +35,9 @@
 
 int ray_atomicfile_write(const char *path, const void *data, size_t len,
     struct ray_err *err);
+/* The same, the file made with `mode` (0600 for a secret) instead of 0644. */
+int ray_atomicfile_write_mode(const char *path, const void *data, size_t len,
+    int mode, struct ray_err *err);
 int ray_atomicfile_read(const char *path, char **out, size_t *len,
     struct ray_err *err);
 int ray_atomicfile_read_max(const char *path, size_t max, char **out,

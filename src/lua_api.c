@@ -260,16 +260,20 @@ api_yaml(lua_State *L)
 	return 2;
 }
 
-/* raymond.write_atomic(path, data) -> true | nil, message, code */
+/* raymond.write_atomic(path, data [, "private"]) -> true | nil, message, code */
 static int
 api_write_atomic(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
 	size_t len;
 	const char *data = luaL_checklstring(L, 2, &len);
+	/* An optional third argument: "private" makes the file 0600. */
+	int mode = lua_isnoneornil(L, 3) ? 0644 : 0600;
 	struct ray_err err;
 
-	if (ray_atomicfile_write(path, data, len, &err) < 0)
+	if (!lua_isnoneornil(L, 3))
+		luaL_argcheck(L, strcmp(luaL_checkstring(L, 3), "private") == 0, 3, "\"private\" or nothing");
+	if (ray_atomicfile_write_mode(path, data, len, mode, &err) < 0)
 		return fail_err(L, &err);
 	lua_pushboolean(L, 1);
 	return 1;

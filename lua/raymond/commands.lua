@@ -34,6 +34,7 @@ M.list = {
   { name = "watch", summary = "follow a run another raymond drives until it ends" },
   { name = "prune", summary = "remove old or finished runs and all their files" },
   { name = "test", summary = "run workflows' test cases offline, with a scripted model" },
+  { name = "serve", summary = "serve the project's runs over HTTP (an API with a token)" },
   { name = "lint", summary = "check a workflow without running it" },
   { name = "diagram", summary = "draw a workflow's states and transitions (Mermaid, HTML)" },
   { name = "convert", summary = "write a workflow folder or archive as one YAML file" },

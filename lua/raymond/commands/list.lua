@@ -86,7 +86,7 @@ local function json_fields(info)
   return t
 end
 
--- One object of --json.
+-- One object of --json (also raymond serve's GET /api/runs).
 local function json_object(info)
   local fields, parts = json_fields(info), {}
   for _, k in ipairs(FIELDS) do
@@ -94,6 +94,7 @@ local function json_object(info)
   end
   return "{" .. table.concat(parts, ",") .. "}"
 end
+M.json_object = json_object
 
 -- The columns of one run; NAME last, when `names` (some run has one).
 local function row(info, cwd, names)

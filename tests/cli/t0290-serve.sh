@@ -1,0 +1,101 @@
+#!/bin/bash
+# raymond serve: the runs under .raymond/ over HTTP, with a token made on
+# first start (0600), the one-time login link, and requests for another
+# Host or from another Origin refused; each error a JSON answer with its
+# status.
+. "$(dirname "$0")/lib.sh"
+
+command -v curl >/dev/null 2>&1 || sh "$TESTS_TOP/tools/apt-install.sh" test curl >&2
+
+# start_serve: raymond serve on a free loopback port in the background;
+# sets BASE, TOKEN, LINK and SERVE_PID.
+start_serve() {
+	raymond serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
+	SERVE_PID=$!
+	echo "$SERVE_PID" >>"$TEST_ROOT/serve.pids"
+	wait_for_line serve.out "^log in once with: " || { cat serve.out serve.err; return 1; }
+	BASE=$(sed -n "s|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p" serve.out)
+	LINK=$(sed -n "s|^log in once with: ||p" serve.out)
+	TOKEN=$(cat .raymond/serve/token)
+}
+
+stop_serve() {
+	kill "$SERVE_PID" && wait_for_exit "$SERVE_PID"
+}
+
+# get PATH [curl options...]: status code in ./code, body in ./body.
+get() {
+	local path=$1
+	shift
+	curl -s -o body -w "%{http_code}" "$@" "$BASE$path" >code
+}
+
+has() { grep -qF -e "$1" "${2:-body}" || { echo "no '$1' in:"; cat "${2:-body}"; false; }; }
+code_is() { [ "$(cat code)" = "$1" ] || { echo "status $(cat code), expected $1:"; cat body; false; }; }
+
+test_expect_success 'the token is made once, readable by its owner alone' '
+	start_serve &&
+	test "$(stat -c %a .raymond/serve/token)" = 600 &&
+	grep -Eq "^[0-9a-f]{64}$" .raymond/serve/token &&
+	first=$(cat .raymond/serve/token) &&
+	stop_serve &&
+	start_serve &&
+	test "$(cat .raymond/serve/token)" = "$first" &&
+	stop_serve
+'
+
+test_expect_success 'runs are listed and shown with the token, and refused without it' '
+	mkdir wf && printf "echo \"<result>served</result>\"\n" >wf/START.sh &&
+	raymond wf --workflow-id r1 --quiet >/dev/null &&
+	start_serve &&
+	get /api/runs && code_is 401 && has "\"error\":\"a token is needed\"" &&
+	get /api/runs -H "Authorization: Bearer 0000" && code_is 401 &&
+	get /api/runs -H "Authorization: Bearer $TOKEN" && code_is 200 &&
+	has "\"id\":\"r1\"" && has "\"status\":\"completed\"" &&
+	get /api/runs/r1 -H "Authorization: Bearer $TOKEN" && code_is 200 &&
+	has "\"result\":\"served\"" &&
+	get /api/runs/nope -H "Authorization: Bearer $TOKEN" && code_is 404 && has "no run nope" &&
+	get /api/elsewhere -H "Authorization: Bearer $TOKEN" && code_is 404 &&
+	get /api/runs -X DELETE -H "Authorization: Bearer $TOKEN" && code_is 405 &&
+	stop_serve
+'
+
+test_expect_success 'another Host or another Origin is refused, even with the token' '
+	start_serve &&
+	get /api/runs -H "Authorization: Bearer $TOKEN" -H "Host: attacker.example" && code_is 403 &&
+	has "the Host header names another server" &&
+	get /api/runs -H "Authorization: Bearer $TOKEN" -H "Origin: http://attacker.example" && code_is 403 &&
+	port=${BASE##*:} &&
+	get /api/runs -H "Authorization: Bearer $TOKEN" -H "Host: localhost:$port" && code_is 200 &&
+	stop_serve
+'
+
+test_expect_success 'the login link sets an HttpOnly, SameSite=Strict cookie, once' '
+	start_serve &&
+	curl -s -D head -o /dev/null "$LINK" &&
+	grep -q "^HTTP/1.1 303" head &&
+	grep -iq "^set-cookie: raymond_token=$TOKEN; HttpOnly; SameSite=Strict; Path=/" head &&
+	get /api/runs -H "Cookie: raymond_token=$TOKEN" && code_is 200 &&
+	curl -s -o body -w "%{http_code}" "$LINK" >code && code_is 401 && has "used or unknown" &&
+	stop_serve
+'
+
+test_expect_success 'a bad --listen, or a port in use, is a clear error' '
+	expect_status 1 raymond serve --listen nowhere >out 2>err &&
+	grep -F "give ADDR:PORT" err &&
+	start_serve &&
+	expect_status 1 raymond serve --listen "${BASE#http://}" >out 2>err &&
+	grep -F "cannot listen" err &&
+	stop_serve
+'
+
+test_expect_success 'a body over the limit is refused with 413' '
+	start_serve &&
+	head -c 2000000 /dev/zero | tr "\000" a >big &&
+	get /api/runs -H "Authorization: Bearer $TOKEN" --data-binary @big && code_is 413 &&
+	stop_serve
+'
+
+# A test that failed before stop_serve leaves its daemon: end it here.
+for pid in $(cat "$TEST_ROOT/serve.pids" 2>/dev/null); do kill "$pid" 2>/dev/null; done
+test_done
