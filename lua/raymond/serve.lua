@@ -19,6 +19,7 @@
 -- Every error is JSON {"error": ..., "hint": ...} with its status.
 
 local raymond = require("raymond")
+local ask = require("raymond.ask")
 local list = require("raymond.commands.list")
 local runinfo = require("raymond.runinfo")
 local workspace = require("raymond.workspace")
@@ -31,7 +32,8 @@ local Api = {}
 Api.__index = Api
 
 function M.new(o)
-  local api = setmetatable({ ws = o.ws, cwd = o.cwd, token = o.token, logins = {} }, Api)
+  local api = setmetatable({ ws = o.ws, cwd = o.cwd, token = o.token, logins = {}, roots = o.roots or { o.cwd } },
+    Api)
   local hosts = { o.host }
   if o.host == "127.0.0.1" or o.host == "::1" then hosts[#hosts + 1] = "localhost" end
   api.hosts, api.origins = {}, {}
@@ -135,21 +137,164 @@ function Api:runs(req)
   req:respond(200, JSON, "[" .. table.concat(items, ",\n") .. "]\n")
 end
 
-function Api:run(req, id)
-  local ok = workspace.valid_id(id)
-  if not ok or not raymond.stat(workspace.state_path(self.ws, id), true) then
+-- The run ID names, or nil with the request answered.
+function Api:existing(req, id)
+  if not workspace.valid_id(id) or not raymond.stat(workspace.state_path(self.ws, id), true) then
     fail(req, 404, "no run " .. id, "GET /api/runs lists them")
-    return
+    return nil
   end
   local info = runinfo.read(self.ws, id)
   if not info.rec then
     fail(req, 500, info.error)
-    return
+    return nil
   end
+  return info
+end
+
+function Api:run(req, id)
+  local info = self:existing(req, id)
+  if not info then return end
   local rec = info.rec
   rec.status = info.status
   req:respond(200, JSON, raymond.json_encode(rec) .. "\n")
 end
+
+-- ------------------------------------------------------------------ actions
+
+-- The request's body as a JSON object whose fields are among `fields`
+-- (name -> Lua type); or nil, the request answered 400.
+local function body_of(req, fields)
+  if req:body():match("^%s*$") then return {} end
+  local ok, obj = pcall(raymond.cjson.decode, req:body())
+  if not ok or type(obj) ~= "table" or (next(obj) == nil and req:body():match("^%s*%[")) then
+    fail(req, 400, "the body must be a JSON object", "send Content-Type: application/json and {...}")
+    return nil
+  end
+  for k, v in pairs(obj) do
+    if not fields[k] then
+      local names = {}
+      for n in pairs(fields) do names[#names + 1] = n end
+      table.sort(names)
+      fail(req, 400, string.format("unknown field '%s'", tostring(k)), "the fields are " .. table.concat(names, ", "))
+      return nil
+    end
+    if type(v) ~= fields[k] then
+      fail(req, 400, string.format("field '%s' must be a %s, not a %s", k, fields[k], type(v)))
+      return nil
+    end
+  end
+  return obj
+end
+
+-- Start `raymond ARGS...` in a session of its own, its output appended
+-- to the run's log under .raymond/serve/logs: it outlives the daemon,
+-- which only reads what it leaves in .raymond/.
+function Api:detach(id, args)
+  local logs = self.ws.root .. "/serve/logs"
+  local ok, err = raymond.mkdir_p(logs)
+  if not ok then return nil, err end
+  -- raymond.spawn ends the command's process group once it exits, so
+  -- the shell waits until the run has a session of its own (setsid, not
+  -- forking, as the shell's child is no group leader) before it exits.
+  local argv = { "sh", "-c", 'setsid "$@" </dev/null >>"$RAYMOND_SERVE_LOG" 2>&1 & p=$!; i=0\n'
+    .. 'while [ "$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f4)" = "$$" ] && [ $i -lt 1000 ]; do\n'
+    .. '  sleep 0.01; i=$((i + 1))\ndone', "sh", raymond.exe_path() }
+  table.move(args, 1, #args, #argv + 1, argv)
+  local env = raymond.environ()
+  env.RAYMOND_SERVE_LOG = logs .. "/" .. id .. ".log"
+  local res = raymond.spawn({ argv = argv, env = env, cwd = self.cwd, capture = true })
+  if res.spawn_error or res.exit ~= 0 then
+    return nil, res.spawn_error or ("setsid failed: " .. (res.stderr or ""))
+  end
+  return env.RAYMOND_SERVE_LOG
+end
+
+-- Wait, a bounded time, until `done()` holds; the log's last lines when
+-- it does not.
+local function wait_for(done, log)
+  for _ = 1, 200 do
+    if done() then return true end
+    if not raymond.sleep(0.05) then return false end
+  end
+  return false, require("raymond.console").tail(raymond.read_file(log, 1024 * 1024) or "", 5)
+end
+
+-- `path` resolved, if it lies inside one of the roots; or nil and why.
+function Api:inside_roots(path)
+  local abs = path:sub(1, 1) == "/" and path or (self.roots[1] .. "/" .. path)
+  local real = raymond.realpath(abs)
+  if not real then return nil, "no workflow at " .. path end
+  for _, root in ipairs(self.roots) do
+    local r = raymond.realpath(root)
+    if r and (real == r or real:sub(1, #r + 1) == r .. "/") then return real end
+  end
+  return nil, path .. " is not under the daemon's roots (" .. table.concat(self.roots, ", ") .. ")"
+end
+
+-- POST /api/runs {workflow, input, budget, name, on_ask}: a new run.
+function Api:launch(req)
+  local b = body_of(req, { workflow = "string", input = "string", budget = "number", name = "string",
+                           on_ask = "string" })
+  if not b then return end
+  if not b.workflow then return fail(req, 400, "field 'workflow' is needed") end
+  if b.on_ask and b.on_ask ~= "pause" and b.on_ask ~= "reject" then
+    return fail(req, 400, "field 'on_ask' must be \"pause\" or \"reject\"")
+  end
+  local wf, why = self:inside_roots(b.workflow)
+  if not wf then return fail(req, 400, why, "give a workflow under a --root of raymond serve") end
+  local id = workspace.new_id(self.ws)
+  local args = { "run", wf, "--workflow-id", id }
+  if b.input then table.move({ "--input", b.input }, 1, 2, #args + 1, args) end
+  if b.budget then table.move({ "--budget", string.format("%.6g", b.budget) }, 1, 2, #args + 1, args) end
+  if b.name then table.move({ "--name", b.name }, 1, 2, #args + 1, args) end
+  if b.on_ask then table.move({ "--on-ask", b.on_ask }, 1, 2, #args + 1, args) end
+  local log, err = self:detach(id, args)
+  if not log then return fail(req, 500, "cannot start the run: " .. tostring(err)) end
+  local state = workspace.state_path(self.ws, id)
+  local ok, tail = wait_for(function() return raymond.stat(state) ~= nil end, log)
+  if not ok then
+    return fail(req, 422, "the run did not start" .. (tail and tail ~= "" and (": " .. tail) or ""))
+  end
+  answer(req, 201, { id = id })
+end
+
+-- POST /api/runs/ID/resume
+function Api:resume(req, id)
+  local info = self:existing(req, id)
+  if not info then return end
+  if info.held then return fail(req, 409, "run " .. id .. " is running") end
+  if info.status == "completed" then return fail(req, 409, "run " .. id .. " is completed: nothing to resume") end
+  if not body_of(req, {}) then return end
+  local log, err = self:detach(id, { "resume", id })
+  if not log then return fail(req, 500, "cannot resume the run: " .. tostring(err)) end
+  answer(req, 202, { id = id })
+end
+
+-- POST /api/runs/ID/answer {ask_id, text}
+function Api:answer(req, id)
+  local info = self:existing(req, id)
+  if not info then return end
+  local b = body_of(req, { ask_id = "string", text = "string" })
+  if not b then return end
+  if not b.ask_id or not b.text then return fail(req, 400, "fields 'ask_id' and 'text' are needed") end
+  if info.held then return fail(req, 409, "run " .. id .. " is running; answer when it waits") end
+  local waiting = false
+  for _, a in ipairs(ask.pending(info.rec)) do waiting = waiting or a.ask.id == b.ask_id end
+  if not waiting then
+    return fail(req, 409, "run " .. id .. " has no pending ask " .. b.ask_id, "GET /api/runs/" .. id .. " shows its asks")
+  end
+  local log, err = self:detach(id, { "answer", id, b.ask_id, b.text })
+  if not log then return fail(req, 500, "cannot answer: " .. tostring(err)) end
+  answer(req, 202, { id = id, ask_id = b.ask_id })
+end
+
+-- Each path: its pattern (capturing a run id) and a handler per method.
+M.ROUTES = {
+  { "^/api/runs$", GET = Api.runs, POST = Api.launch },
+  { "^/api/runs/([^/]+)$", GET = Api.run },
+  { "^/api/runs/([^/]+)/resume$", POST = Api.resume },
+  { "^/api/runs/([^/]+)/answer$", POST = Api.answer },
+}
 
 function Api:handle(req)
   if self:refused(req) then return end
@@ -160,13 +305,14 @@ function Api:handle(req)
       .. "or open the login link raymond serve printed")
     return
   end
-  if method ~= "GET" then
-    fail(req, 405, method .. " is not allowed here")
-    return
+  for _, r in ipairs(M.ROUTES) do
+    local id = path:match(r[1])
+    if id then
+      if not r[method] then return fail(req, 405, method .. " is not allowed on " .. path) end
+      if id == path then id = nil end
+      return r[method](self, req, id)
+    end
   end
-  if path == "/api/runs" then return self:runs(req) end
-  local id = path:match("^/api/runs/([^/]+)$")
-  if id then return self:run(req, id) end
   fail(req, 404, "no such path: " .. path, "the API is in docs/serve.md")
 end
 

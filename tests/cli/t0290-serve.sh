@@ -96,6 +96,57 @@ test_expect_success 'a body over the limit is refused with 413' '
 	stop_serve
 '
 
+# post PATH JSON: as get, with JSON as the body.
+post() { get "$1" -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" --data-binary "$2"; }
+
+# field NAME: a top-level string field of ./body.
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" body; }
+
+# run_status ID: the run's status, as the daemon reads it.
+run_status() { get "/api/runs/$1" -H "Authorization: Bearer $TOKEN" && field status; }
+
+test_expect_success 'a launched run asks, is answered through the API, and completes' '
+	mkdir -p flows && cp -r "$TESTS_TOP/workflows/approval" flows/ &&
+	start_serve &&
+	post /api/runs "{\"workflow\":\"flows/approval\",\"input\":\"bump\",\"on_ask\":\"pause\"}" &&
+	code_is 201 && id=$(field id) && test -n "$id" &&
+	wait_until 60 sh -c "test \"\$(curl -s -H \"Authorization: Bearer $TOKEN\" $BASE/api/runs/$id | grep -c asking)\" != 0" &&
+	ask=$(curl -s -H "Authorization: Bearer $TOKEN" "$BASE/api/runs/$id" | grep -o "ask_main_[0-9]*" | head -1) &&
+	post "/api/runs/$id/answer" "{\"ask_id\":\"nope\",\"text\":\"yes\"}" && code_is 409 && has "no pending ask nope" &&
+	post "/api/runs/$id/answer" "{\"ask_id\":\"$ask\",\"text\":\"yes\"}" && code_is 202 &&
+	wait_until 60 sh -c "curl -s -H \"Authorization: Bearer $TOKEN\" $BASE/api/runs/$id | grep -q \"\\\"status\\\":\\\"completed\\\"\"" &&
+	get "/api/runs/$id" -H "Authorization: Bearer $TOKEN" && has "approved and applied: bump" &&
+	post "/api/runs/$id/resume" "" && code_is 409 && has "nothing to resume" &&
+	post "/api/runs/$id/answer" "{\"ask_id\":\"$ask\",\"text\":\"again\"}" && code_is 409 &&
+	stop_serve
+'
+
+test_expect_success 'bad launches change nothing: a path outside the roots, unknown fields, wrong types' '
+	mkdir -p flows && cp -r "$TESTS_TOP/workflows/hello" flows/ &&
+	start_serve &&
+	post /api/runs "{\"workflow\":\"/etc\"}" && code_is 400 && has "not under the daemon" &&
+	post /api/runs "{\"workflow\":\"flows/hello\",\"bogus\":1}" && code_is 400 && has "unknown field" &&
+	post /api/runs "{\"workflow\":7}" && code_is 400 && has "must be a string" &&
+	post /api/runs "not json" && code_is 400 && has "must be a JSON object" &&
+	post /api/runs "{\"input\":\"x\"}" && code_is 400 && has "workflow" &&
+	test ! -d .raymond/state || test -z "$(ls .raymond/state)" &&
+	stop_serve
+'
+
+test_expect_success 'a run goes on when the daemon is killed, and the next daemon shows it' '
+	mkdir -p flows/slow &&
+	printf "for i in \$(seq 600); do test -e go && break; sleep 0.1; done\necho \"<result>after the crash</result>\"\n" >flows/slow/START.sh &&
+	start_serve &&
+	post /api/runs "{\"workflow\":\"flows/slow\"}" && code_is 201 && id=$(field id) &&
+	kill -9 "$SERVE_PID" && wait_for_exit "$SERVE_PID" &&
+	touch go &&
+	wait_until 60 sh -c "grep -q completed .raymond/state/$id.json" &&
+	start_serve &&
+	get "/api/runs/$id" -H "Authorization: Bearer $TOKEN" && code_is 200 && has "after the crash" &&
+	test "$(ls .raymond/state/*.json | wc -l)" = 1 &&
+	stop_serve
+'
+
 # A test that failed before stop_serve leaves its daemon: end it here.
 for pid in $(cat "$TEST_ROOT/serve.pids" 2>/dev/null); do kill "$pid" 2>/dev/null; done
 test_done

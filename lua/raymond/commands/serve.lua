@@ -12,7 +12,7 @@ local workspace = require("raymond.workspace")
 
 local M = {}
 
-M.usage = { "raymond serve [--listen ADDR:PORT]" }
+M.usage = { "raymond serve [--listen ADDR:PORT] [--root DIR]..." }
 
 M.DEFAULT_LISTEN = "127.0.0.1:8420"
 
@@ -20,13 +20,19 @@ M.options = {
   { name = "listen", key = "listen", arg = "ADDR:PORT", text = 100,
     help = "the address and port to listen on (default\n" .. M.DEFAULT_LISTEN .. "; port 0: any free port); an address\n"
       .. "other than loopback is reachable from the network,\nand is warned about" },
+  { name = "root", key = "roots", arg = "DIR", many = 64,
+    too_many = { "folders", "give a folder that holds them all" },
+    help = "launch only workflows under DIR (may repeat; default:\nthe current folder)" },
 }
 
-M.flags = { { "serve options", "listen" } }
+M.flags = { { "serve options", "listen", "root" } }
 
 M.help = [[
 Serves the runs under this project's .raymond/ over HTTP: GET /api/runs
-lists them, GET /api/runs/ID gives one.  Every request needs the token in
+lists them, GET /api/runs/ID gives one, POST /api/runs launches a
+workflow under a --root, POST /api/runs/ID/resume and /answer continue
+one.  Runs started so are ordinary raymond processes in sessions of their
+own: they go on when the daemon stops.  Every request needs the token in
 .raymond/serve/token (made on first start, readable by you alone), as
 Authorization: Bearer TOKEN, or the cookie the one-time login link sets;
 the link is printed at start.  Requests naming another Host, or coming
@@ -66,7 +72,17 @@ function M.main(opts)
     console.error("cannot listen: " .. err, nil, "choose another --listen ADDR:PORT (port 0: any free port)")
     return 1
   end
-  api = serve.new({ ws = ws, cwd = opts.cwd, host = host, port = srv:port(), token = token })
+  local roots = {}
+  for i, r in ipairs(opts.roots or { "." }) do
+    local real = raymond.realpath(r:sub(1, 1) == "/" and r or (opts.cwd .. "/" .. r))
+    if raymond.stat(real or "") ~= "dir" then
+      srv:close()
+      console.error("--root " .. r .. ": not a folder")
+      return 1
+    end
+    roots[i] = real
+  end
+  api = serve.new({ ws = ws, cwd = opts.cwd, host = host, port = srv:port(), token = token, roots = roots })
   if not LOOPBACK[host] then
     console.warn("listening on %s, which other machines can reach: every request still needs the token", host)
   end
