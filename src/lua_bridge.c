@@ -211,8 +211,9 @@ static const luaL_Reg conn_methods[] = {
 	{ NULL, NULL },
 };
 
-static void
-new_class(lua_State *L, const char *name, const luaL_Reg *methods)
+/* A metatable `name` whose __index is itself, holding `methods`. */
+void
+ray__new_class(lua_State *L, const char *name, const luaL_Reg *methods)
 {
 	luaL_newmetatable(L, name);
 	lua_pushvalue(L, -1);
@@ -225,8 +226,8 @@ new_class(lua_State *L, const char *name, const luaL_Reg *methods)
 void
 ray__bridge_register(lua_State *L)
 {
-	new_class(L, SERVER_MT, server_methods);
-	new_class(L, CONN_MT, conn_methods);
+	ray__new_class(L, SERVER_MT, server_methods);
+	ray__new_class(L, CONN_MT, conn_methods);
 	lua_getfield(L, -1, "go");
 	lua_pushcclosure(L, api_bridge_listen, 1);
 	lua_setfield(L, -2, "bridge_listen");

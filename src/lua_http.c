@@ -433,22 +433,12 @@ static const luaL_Reg req_methods[] = {
 	{ NULL, NULL },
 };
 
-static void
-new_class(lua_State *L, const char *name, const luaL_Reg *methods)
-{
-	luaL_newmetatable(L, name);
-	lua_pushvalue(L, -1);
-	lua_setfield(L, -2, "__index");
-	luaL_setfuncs(L, methods, 0);
-	lua_pop(L, 1);
-}
-
 /* On the raymond table at -1, which has raymond.go already. */
 void
 ray__http_register(lua_State *L)
 {
-	new_class(L, SERVER_MT, server_methods);
-	new_class(L, REQ_MT, req_methods);
+	ray__new_class(L, SERVER_MT, server_methods);
+	ray__new_class(L, REQ_MT, req_methods);
 	lua_getfield(L, -1, "go");
 	lua_pushcclosure(L, api_http_listen, 1);
 	lua_setfield(L, -2, "http_listen");

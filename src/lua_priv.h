@@ -7,6 +7,7 @@
 #define RAY_LUA_PRIV_H
 
 #include <lua.h>
+#include <lauxlib.h>
 #include <signal.h>
 #include <uv.h>
 
@@ -102,6 +103,7 @@ void ray__record_register(lua_State *L);
 /* lua_bridge.c: raymond.bridge_listen and exe_path on the table at -1. */
 void ray__bridge_register(lua_State *L);
 void ray__http_register(lua_State *L);
+void ray__new_class(lua_State *L, const char *name, const luaL_Reg *methods);
 
 struct ray_tagparse;
 /* Push the tags of `tp` as a list of {name, body, attrs, offset}. */
