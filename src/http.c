@@ -39,6 +39,7 @@ struct ray_http {
 	uv_poll_t poll;
 	uv_timer_t timer;
 	int closing;
+	int open_handles;	/* the poll and the timer, until closed */
 	struct ray_http_opts opts;
 	ray_http_on_request on_request;
 	void *ud;
@@ -411,6 +412,7 @@ ray_http_listen(uv_loop_t *loop, const struct ray_http_opts *opts,
 	srv->poll.data = srv;
 	uv_timer_init(loop, &srv->timer);
 	srv->timer.data = srv;
+	srv->open_handles = 2;
 	uv_poll_start(&srv->poll, UV_READABLE, on_poll);
 	drive(srv);
 	*out = srv;
@@ -428,8 +430,9 @@ on_closed(uv_handle_t *h)
 {
 	struct ray_http *srv = h->data;
 
-	/* The timer's close callback comes last, and frees the server. */
-	if (h == (uv_handle_t *)&srv->timer)
+	/* The second of the two handles to close frees the server, in
+	 * whichever order libuv closes them. */
+	if (--srv->open_handles == 0)
 		free(srv);
 }
 
