@@ -33,7 +33,6 @@
 local raymond = require("raymond")
 local expect = require("raymond.expect")
 local runstate = require("raymond.runstate")
-local trace = require("raymond.trace")
 
 local M = {}
 
@@ -138,10 +137,9 @@ local function shown(v)
   return (string.format("%q", #v > 200 and v:sub(1, 200) .. "..." or v):gsub("\\\n", "\\n"))
 end
 
--- What a trial is compared on: expect.outcome's, the trace, and the
--- files the case's expect.files names.
+-- What a trial is compared on: expect.outcome's (the trace included),
+-- and the files the case's expect.files names.
 function M.outcome(dir, got, files)
-  got.events = trace.read(dir .. "/.raymond/test/trace.jsonl")
   got.files = {}
   for _, f in ipairs(files or {}) do got.files[f.path] = raymond.read_file(dir .. "/" .. f.path) or false end
   return got

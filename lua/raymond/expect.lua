@@ -14,6 +14,8 @@
 --             state it was in at the end if it did not finish there
 --             (a failed or stopped state; not the one an agent asks in)
 --   stdout    what the runs printed (<print> text, the result)
+--   events    the trace's lines (raymond.trace), read once for all who
+--             judge the case (replay, coverage, chaos)
 
 local raymond = require("raymond")
 local runstate = require("raymond.runstate")
@@ -48,7 +50,8 @@ function M.outcome(dir, exit, stdout)
     return p
   end
   got.tools = {}
-  for _, e in ipairs(trace.read(dir .. "/.raymond/test/trace.jsonl")) do
+  got.events = trace.read(dir .. "/.raymond/test/trace.jsonl")
+  for _, e in ipairs(got.events) do
     if e.ev == "tool" then got.tools[#got.tools + 1] = e end
     if e.ev == "step" then table.insert(path_of(e.agent), e.state) end
   end

@@ -218,14 +218,16 @@ local function run_case(ctx, tf, c)
     out.fails[1] = "cannot run raymond: " .. res.spawn_error
   else
     local got = expect.outcome(dir, res.exit or (128 + (res.signal or 0)), job.stdout)
-    out.fails = c.judge and c.judge(got, dir) or expect.check(c.expect, got, dir)
+    out.events = got.events
+    out.fails = c.judge and c.judge(got) or expect.check(c.expect, got, dir)
     if ctx.chaos and #out.fails == 0 then
       out.chaos = chaos.trials(ctx, c, got, { dir = dir, argv = argv_of(tf, c), sandbox = sandbox,
         environment = environment, child = child })
       out.fails, out.stderr = out.chaos.fails, out.chaos.stderr or out.stderr
     end
   end
-  if ctx.coverage then out.events = trace.read(dir .. "/.raymond/test/trace.jsonl") end
+  -- A case that timed out still counts the steps it took.
+  if ctx.coverage and not out.events then out.events = trace.read(dir .. "/.raymond/test/trace.jsonl") end
   return out
 end
 
@@ -332,12 +334,12 @@ local function replay_file(opts)
   if #c.answers > 0 and not case.options.on_ask then
     table.move({ "--on-ask", "pause" }, 1, 2, #c.args + 1, c.args)
   end
-  function c.judge(got, dir)
+  function c.judge(got)
     local fails = {}
-    for _, e in ipairs(trace.read(dir .. "/.raymond/test/trace.jsonl")) do
+    for _, e in ipairs(got.events) do
       if e.ev == "diverge" then fails[#fails + 1] = divergence(e) end
     end
-    local steps = cassette.paths(trace.read(dir .. "/.raymond/test/trace.jsonl"))
+    local steps = cassette.paths(got.events)
     for _, line in ipairs(cassette.compare(outcome, steps, got.result)) do fails[#fails + 1] = line end
     if outcome.exit and outcome.exit ~= got.exit then
       fails[#fails + 1] = string.format("exit status: recorded %s, now %s", tostring(outcome.exit), tostring(got.exit))
