@@ -313,7 +313,7 @@ function Api:handle(req)
       return r[method](self, req, id)
     end
   end
-  fail(req, 404, "no such path: " .. path, "the API is in docs/serve.md")
+  fail(req, 404, "no such path: " .. path, "the API is in docs/api.md")
 end
 
 return M

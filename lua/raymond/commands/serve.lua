@@ -37,7 +37,7 @@ own: they go on when the daemon stops.  Every request needs the token in
 Authorization: Bearer TOKEN, or the cookie the one-time login link sets;
 the link is printed at start.  Requests naming another Host, or coming
 from another Origin, are refused.  The daemon keeps no state of its own:
-stop it at any time.  docs/serve.md has the API with curl examples.
+stop it at any time.  docs/api.md has the API with curl examples.
 
 exit status: 0 stopped by SIGINT or SIGTERM, 1 it could not start]]
 
