@@ -103,6 +103,7 @@ void ray__record_register(lua_State *L);
 /* lua_bridge.c: raymond.bridge_listen and exe_path on the table at -1. */
 void ray__bridge_register(lua_State *L);
 void ray__http_register(lua_State *L);
+void ray__watch_register(lua_State *L);
 void ray__new_class(lua_State *L, const char *name, const luaL_Reg *methods);
 
 struct ray_tagparse;

@@ -136,6 +136,157 @@ function M.all(ws)
   return list
 end
 
+-- ------------------------------------------------------------ a listing kept
+
+-- What M.all shows, for a process that lists the runs again and again
+-- (raymond serve): each run is read again only when one of its files
+-- changed since it was last read, so a listing of 10,000 runs costs what
+-- changed, not 10,000 reads.  The changes come from a watch on the state
+-- folder (raymond.dir_watch): the kernel queues the event of a file of
+-- it created, written, renamed over or removed before that write
+-- returns, so whatever changed before a listing is read afresh by it.
+-- When the watch cannot say (its queue overflowed, the folder was
+-- replaced, no watch could be made) every run is read again.
+--
+-- What is kept of a run is what `derive` makes of its info (M.read),
+-- not the info, so 10,000 runs do not keep 10,000 records in memory.  A
+-- run saved as running is the exception: it shows running or interrupted
+-- by whether its lock is held, which changes with no file changing (a
+-- raymond killed), and while it runs its elapsed time grows, so its info
+-- is kept and derived again.  Its lock is probed before the changes are
+-- taken, as M.read probes it before reading, so a run that ends in
+-- between is read anew rather than shown as interrupted.
+--
+--   local listing = runinfo.listing(ws, derive)   -- derive(info) -> value
+--   listing:all()      -- the values of every run, newest first (as M.all)
+--   listing.version    -- counts up whenever what all() gave changed
+
+local Listing = {}
+Listing.__index = Listing
+
+function M.listing(ws, derive)
+  return setmetatable({ ws = ws, derive = derive, runs = {}, live = {}, version = 0 }, Listing)
+end
+
+-- The id a file of the state folder belongs to, if it is a state file
+-- or a journal (runstate.journal_path).
+local function owner(name)
+  return name:match("^(.+)%.json$") or name:match("^(.+)%.journal$")
+end
+
+-- The changed ids as a set, or nil when every run must be read again.
+function Listing:changes()
+  if self.watch then
+    local names = self.watch:changes()
+    if names then
+      local ids = {}
+      for name in pairs(names) do
+        local id = owner(name)
+        if id then ids[id] = true end
+      end
+      return ids
+    end
+    self.watch:close()
+  end
+  self.watch = raymond.dir_watch(self.ws.state_dir)
+  return nil
+end
+
+local function lock_held(ws, id)
+  local ok, held = pcall(raymond.lock_held, workspace.lock_path(ws, id))
+  return ok and held
+end
+
+-- The info of a run saved as running, as M.read shows it with the lock
+-- `held` or not.
+local function live(info, held)
+  local now = {}
+  for k, v in pairs(info) do now[k] = v end
+  now.held, now.status = held, held and "running" or "interrupted"
+  local finish = held and raymond.now() or now.updated
+  now.elapsed = (now.created and finish) and math.max(0, finish - now.created) or 0
+  return now
+end
+
+-- What is kept of a run just read.
+function Listing:keep(info)
+  local run = { id = info.id, created = info.created }
+  if info.rec and info.rec.status == "running" then
+    run.info = info
+  else
+    run.value = self.derive(info)
+  end
+  return run
+end
+
+-- The value of a kept run; `held`: its lock, for a run saved as running.
+function Listing:value(run, held)
+  if not run.info then return run.value end
+  if held then return self.derive(live(run.info, true)) end
+  run.idle = run.idle or self.derive(live(run.info, false))
+  return run.idle
+end
+
+local function newest_first(a, b)
+  local ta, tb = a.created or 0, b.created or 0
+  if ta ~= tb then return ta > tb end
+  return a.id > b.id
+end
+
+-- Read run `id` again (M.read), or forget it when its state file is
+-- gone; false when the order of the runs may have changed with it.
+function Listing:reread(id, held)
+  local ws, runs = self.ws, self.runs
+  local old = runs[id]
+  if raymond.stat(workspace.state_path(ws, id), true) then
+    local info = M.read(ws, id)
+    runs[id], held[id] = self:keep(info), info.held
+  else
+    runs[id] = nil
+  end
+  self.live[id] = runs[id] and runs[id].info and true or nil
+  return old ~= nil and runs[id] ~= nil and old.created == runs[id].created
+end
+
+-- The values of every run, newest first: a list that is the listing's
+-- own, to read before the next call.
+function Listing:all()
+  local ws, runs = self.ws, self.runs
+  local held = {}
+  for id in pairs(self.live) do held[id] = lock_held(ws, id) end
+  local changed = self:changes()
+  local ordered = changed ~= nil
+  if not changed then
+    self.runs, self.live, changed = {}, {}, {}
+    runs = self.runs
+    for _, id in ipairs(workspace.list(ws)) do changed[id] = true end
+  end
+  for id in pairs(changed) do ordered = self:reread(id, held) and ordered end
+  if not ordered then
+    local order = {}
+    for _, run in pairs(runs) do order[#order + 1] = run end
+    table.sort(order, newest_first)
+    local slot, values = {}, {}
+    for i, run in ipairs(order) do
+      slot[run.id], values[i] = i, self:value(run, held[run.id])
+    end
+    self.slot, self.values, self.version = slot, values, self.version + 1
+    return values
+  end
+  -- Only a run saved as running, or one that changed, shows otherwise
+  -- than at the last call.
+  local slot, values, same = self.slot, self.values, true
+  local function set(id)
+    local v = self:value(runs[id], held[id])
+    same = same and v == values[slot[id]]
+    values[slot[id]] = v
+  end
+  for id in pairs(changed) do set(id) end
+  for id in pairs(self.live) do set(id) end
+  if not same then self.version = self.version + 1 end
+  return values
+end
+
 -- The exit status raymond gives a run that ended so (docs/cli.md, "Exit
 -- status").
 function M.exit_status(status)

@@ -131,10 +131,17 @@ function Api:login(req)
   }, "")
 end
 
+-- GET /api/runs: as `raymond list --json`, from a listing that reads a
+-- run again only when its files changed (runinfo.listing); the body is
+-- made again only when one of its objects changed.
 function Api:runs(req)
-  local items = {}
-  for i, info in ipairs(runinfo.all(self.ws)) do items[i] = list.json_object(info) end
-  req:respond(200, JSON, "[" .. table.concat(items, ",\n") .. "]\n")
+  self.listing = self.listing or runinfo.listing(self.ws, list.json_object)
+  local values = self.listing:all()
+  if self.runs_version ~= self.listing.version then
+    self.runs_body = "[" .. table.concat(values, ",\n") .. "]\n"
+    self.runs_version = self.listing.version
+  end
+  req:respond(200, JSON, self.runs_body)
 end
 
 -- The run ID names, or nil with the request answered.

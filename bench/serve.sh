@@ -1,0 +1,122 @@
+#!/bin/sh
+# raymond serve under load.
+#
+#   list     GET /api/runs with RUNS (10,000) runs on disk: completed,
+#            failed, asking and interrupted ones mixed (6, 2, 1, 1 in
+#            10; an interrupted one with the lock file a killed raymond
+#            leaves), made by copying the state files of real runs
+#            under new ids.  The first
+#            request (nothing read yet), then the median and the largest
+#            of REPEAT (9) more; against `cat` of the same state files
+#            (reading them, nothing else) and `raymond list --json` (the
+#            same listing, each file read and checked afresh, in a
+#            process of its own).
+#
+#   bench/serve.sh BUILD_DIR
+set -eu
+build=$(cd "${1:-build}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
+ray="$build/raymond"
+runs=${RUNS:-10000}
+repeat=${REPEAT:-9}
+work=$(mktemp -d)
+server=
+trap '[ -z "$server" ] || kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+cd "$work"
+command -v curl >/dev/null 2>&1 || sh "$top/tools/apt-install.sh" bench curl >&2
+
+now() { date +%s%N; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+largest() { sort -n | tail -1; }
+
+# ---------------------------------------------------------------- the runs
+
+# One real run of each kind, whose state files are the models.
+mkdir ok bad ask loop
+printf 'echo "<goto input=\\"2\\">NEXT.sh</goto>"\n' >ok/START.sh
+printf 'echo "<result>done $RAYMOND_INPUT</result>"\n' >ok/NEXT.sh
+echo 'exit 3' >bad/START.sh
+echo 'echo "<ask next=\"START.sh\">Approve?</ask>"' >ask/START.sh
+echo 'sleep 1' >loop/START.sh
+"$ray" ok --workflow-id m-ok --quiet >/dev/null
+"$ray" bad --workflow-id m-bad --quiet >/dev/null 2>&1 || true
+"$ray" ask --workflow-id m-ask --on-ask pause --quiet >/dev/null 2>&1 || true
+# A run killed after its first save reads as interrupted (saved as
+# running, its lock free); its journal is left out of the copies.
+"$ray" loop --workflow-id m-int --quiet >/dev/null 2>&1 &
+pid=$!
+until [ -f .raymond/state/m-int.json ]; do sleep 0.01; done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+# Its script, left running, ends by itself within the second.
+rm -f .raymond/state/m-int.journal .raymond/state/m-int.lock
+
+# RUNS copies, a second apart in creation, six in ten completed, two
+# failed, one asking, one interrupted.
+st=.raymond/state
+awk -v n="$runs" -v ok="$st/m-ok.json" -v bad="$st/m-bad.json" -v ask="$st/m-ask.json" -v intr="$st/m-int.json" -v dir="$st" '
+function slurp(f,   t, l) { t = ""; while ((getline l <f) > 0) t = t l "\n"; close(f); return t }
+BEGIN {
+	m[0] = slurp(ok); m[1] = m[0]; m[2] = m[0]; m[3] = m[0]; m[4] = m[0]; m[5] = m[0]
+	m[6] = slurp(bad); m[7] = m[6]; m[8] = slurp(ask); m[9] = slurp(intr)
+	for (i = 1; i <= n; i++) {
+		id = sprintf("bench-%05d", i)
+		t = m[i % 10]
+		sub(/"id":"m-[a-z]+"/, "\"id\":\"" id "\"", t)
+		s = 1700000000 + i
+		c = strftime("%Y-%m-%dT%H:%M:%S", s, 1) ".000000Z"
+		sub(/"created_at":"[^"]*"/, "\"created_at\":\"" c "\"", t)
+		f = dir "/" id ".json"
+		printf "%s", t >f
+		close(f)
+		# A killed raymond leaves the lock file of the run, not held.
+		if (i % 10 == 9) { f = dir "/" id ".lock"; printf "" >f; close(f) }
+	}
+}'
+rm -f "$st"/m-*.json
+rm -rf "$st"/m-*.children
+total=$(ls "$st" | grep -c '\.json$')
+
+# ---------------------------------------------------------------- serve
+
+"$ray" serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
+server=$!
+until grep -q '^log in once with: ' serve.out 2>/dev/null; do
+	kill -0 "$server" 2>/dev/null || { cat serve.err >&2; exit 1; }
+	sleep 0.01
+done
+base=$(sed -n 's|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p' serve.out)
+token=$(cat .raymond/serve/token)
+
+# get PATH: the seconds the request took, its body in ./body.
+get() { curl -sf -o body -w '%{time_total}\n' -H "Authorization: Bearer $token" "$base$1"; }
+
+first=$(get /api/runs)
+got=$(grep -c '"id":"bench-' body || true)
+[ "$got" = "$runs" ] || { echo "bench/serve.sh: GET /api/runs listed $got runs of $runs" >&2; exit 1; }
+grep -q '"status":"interrupted"' body && grep -q '"status":"asking"' body ||
+	{ echo "bench/serve.sh: GET /api/runs lacks a kind of run" >&2; exit 1; }
+i=0
+: >times
+while [ $i -lt "$repeat" ]; do get /api/runs >>times; i=$((i + 1)); done
+warm=$(median <times)
+worst=$(largest <times)
+
+: >cat.times
+: >list.times
+i=0
+while [ $i -lt 5 ]; do
+	t0=$(now); cat "$st"/*.json >/dev/null; t1=$(now)
+	"$ray" list --json >/dev/null; t2=$(now)
+	echo $((t1 - t0)) >>cat.times
+	echo $((t2 - t1)) >>list.times
+	i=$((i + 1))
+done
+catt=$(median <cat.times)
+listt=$(median <list.times)
+
+awk -v n="$total" -v f="$first" -v w="$warm" -v x="$worst" -v c="$catt" -v l="$listt" 'BEGIN {
+	printf "%-38s %9.1fms %9.1fms %7.2fx   (cat of the state files)\n", "GET /api/runs, " n " runs, first", f * 1000, c / 1e6, f * 1e9 / c
+	printf "%-38s %9.1fms %9.1fms %7.2fx   (target: 50 ms)\n", "GET /api/runs, median (largest)", w * 1000, x * 1000, w * 1e9 / c
+	printf "%-38s %9.1fms\n", "raymond list --json, same runs", l / 1e6
+}'
