@@ -12,6 +12,18 @@
 #            same listing, each file read and checked afresh, in a
 #            process of its own).
 #
+#   events   RUNS_LIVE (50) runs launched through POST /api/runs, each a
+#            script state that sleeps STEP (0.5 s) and goes to itself,
+#            and STREAMS (200) clients of GET /api/runs/ID/events over
+#            them (bench/sse-client.c, one process, one epoll) for
+#            SECONDS (20): from each transition's `at` (the time the
+#            engine wrote it) to the event's arrival at the client, the
+#            median, the 99th percentile and the largest; against one
+#            run with one stream, measured the same way.  The daemon's
+#            resident memory (VmHWM, its peak, and VmRSS at the end, from
+#            /proc) against the same daemon before any run, and its own
+#            processor time over the window.
+#
 #   bench/serve.sh BUILD_DIR
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -19,9 +31,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 ray="$build/raymond"
 runs=${RUNS:-10000}
 repeat=${REPEAT:-9}
+live=${RUNS_LIVE:-50}
+streams=${STREAMS:-200}
+seconds=${SECONDS_LOAD:-20}
+step=${STEP:-0.5}
 work=$(mktemp -d)
 server=
-trap '[ -z "$server" ] || kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+# The runs launched end at their next step once the stop file is there.
+trap 'touch "$work/stop"; [ -z "$server" ] || kill "$server" 2>/dev/null; sleep 1; rm -rf "$work"' EXIT
 cd "$work"
 command -v curl >/dev/null 2>&1 || sh "$top/tools/apt-install.sh" bench curl >&2
 
@@ -79,14 +96,19 @@ total=$(ls "$st" | grep -c '\.json$')
 
 # ---------------------------------------------------------------- serve
 
-"$ray" serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
-server=$!
-until grep -q '^log in once with: ' serve.out 2>/dev/null; do
-	kill -0 "$server" 2>/dev/null || { cat serve.err >&2; exit 1; }
-	sleep 0.01
-done
-base=$(sed -n 's|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p' serve.out)
-token=$(cat .raymond/serve/token)
+# serve: raymond serve here on a free port; sets server, port, base, token.
+serve() {
+	"$ray" serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
+	server=$!
+	until grep -q '^log in once with: ' serve.out 2>/dev/null; do
+		kill -0 "$server" 2>/dev/null || { cat serve.err >&2; exit 1; }
+		sleep 0.01
+	done
+	base=$(sed -n 's|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p' serve.out)
+	port=${base##*:}
+	token=$(cat .raymond/serve/token)
+}
+serve
 
 # get PATH: the seconds the request took, its body in ./body.
 get() { curl -sf -o body -w '%{time_total}\n' -H "Authorization: Bearer $token" "$base$1"; }
@@ -119,4 +141,66 @@ awk -v n="$total" -v f="$first" -v w="$warm" -v x="$worst" -v c="$catt" -v l="$l
 	printf "%-38s %9.1fms %9.1fms %7.2fx   (cat of the state files)\n", "GET /api/runs, " n " runs, first", f * 1000, c / 1e6, f * 1e9 / c
 	printf "%-38s %9.1fms %9.1fms %7.2fx   (target: 50 ms)\n", "GET /api/runs, median (largest)", w * 1000, x * 1000, w * 1e9 / c
 	printf "%-38s %9.1fms\n", "raymond list --json, same runs", l / 1e6
+}'
+
+kill "$server"
+wait "$server" 2>/dev/null || true
+server=
+
+# ---------------------------------------------------------------- events
+
+cc -std=c11 -O2 -o sse-client "$top/bench/sse-client.c"
+# A project of its own: the runs above stay out of it.
+mkdir -p load/.raymond
+cd load
+mkdir loop
+cat >loop/START.sh <<EOS
+if [ -e "$work/stop" ]; then echo "<result>stopped</result>"; exit 0; fi
+sleep $step
+echo "<goto input=\"\$((\${RAYMOND_INPUT:-0} + 1))\">START</goto>"
+EOS
+serve
+
+# vm FIELD: the daemon's /proc status field in MB.
+vm() { awk -v f="$1:" '$1 == f { printf "%.1f", $2 / 1024 }' "/proc/$server/status"; }
+# cpu: the daemon's processor time so far, in clock ticks.
+cpu() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$server/stat"; }
+launch() {
+	curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+		-d '{"workflow":"loop"}' "$base/api/runs" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p'
+}
+idle_rss=$(vm VmRSS)
+
+# One run, one stream: the floor.
+one=$(launch)
+floor=$(../sse-client "$port" "$token" 1 "$((seconds / 2))" "$one")
+
+ids=
+i=0
+while [ $i -lt "$live" ]; do ids="$ids $(launch)"; i=$((i + 1)); done
+load0=$(cut -d' ' -f1 /proc/loadavg)
+c0=$(cpu)
+# shellcheck disable=SC2086
+loaded=$(../sse-client "$port" "$token" "$streams" "$seconds" $ids)
+c1=$(cpu)
+load1=$(cut -d' ' -f1 /proc/loadavg)
+hwm=$(vm VmHWM)
+rss=$(vm VmRSS)
+touch "$work/stop"
+i=0
+while ls .raymond/state/*.lock >/dev/null 2>&1 && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+
+echo "$floor" | grep -q ' transitions [1-9]' && echo "$loaded" | grep -q ' transitions [1-9]' ||
+	{ echo "bench/serve.sh: no transition came: $floor / $loaded" >&2; exit 1; }
+tick=$(getconf CLK_TCK)
+awk -v f="$floor" -v l="$loaded" -v live="$live" -v idle="$idle_rss" -v hwm="$hwm" -v rss="$rss" \
+	-v c="$((c1 - c0))" -v tick="$tick" -v s="$seconds" -v l0="$load0" -v l1="$load1" 'BEGIN {
+	split(f, a, " "); split(l, b, " ")
+	# fields: 2 streams, 4 open, 6 events, 8 transitions, 10 p50, 12 p99, 14 max, 16 cpu
+	printf "%-38s %9.1fms %9.1fms %7.2fx   (1 run, 1 stream)\n", "event latency, " live " runs " b[2] " streams, p50", b[10], a[10], b[10] / a[10]
+	printf "%-38s %9.1fms %9.1fms %7.2fx   (target: 100 ms)\n", "  p99", b[12], a[12], b[12] / a[12]
+	printf "%-38s %9.1fms %9.1fms\n", "  largest", b[14], a[14]
+	printf "%-38s %9d  streams open at the end %d, events %d, the client %.0f ms of CPU\n", "  transitions measured", b[8], b[4], b[6], b[16]
+	printf "%-38s %8.1fMB  VmRSS at the end %.1f MB, idle %.1f MB   (target: 64 MB)\n", "daemon peak RSS (VmHWM)", hwm, rss, idle
+	printf "%-38s %8.0f%%  of one core over %d s; load average %s -> %s\n", "daemon CPU", c / tick / s * 100, s, l0, l1
 }'
