@@ -208,3 +208,6 @@ bash "$top/bench/xworkflow.sh" "$build"
 bash "$top/bench/ask.sh" "$build"
 # And raymond test: a 50-state scripted case, 100 cases of the examples.
 bash "$top/bench/test.sh" "$build"
+# And raymond serve: GET /api/runs over 10,000 runs, 200 event streams
+# over 50 runs.
+sh "$top/bench/serve.sh" "$build"

@@ -16,13 +16,17 @@
 #            script state that sleeps STEP (0.5 s) and goes to itself,
 #            and STREAMS (200) clients of GET /api/runs/ID/events over
 #            them (bench/sse-client.c, one process, one epoll) for
-#            SECONDS (20): from each transition's `at` (the time the
-#            engine wrote it) to the event's arrival at the client, the
-#            median, the 99th percentile and the largest; against one
+#            SECONDS_LOAD (25): from each transition's `at` (the time
+#            the engine wrote it) to the event's arrival at the client,
+#            the median, the 99th percentile and the largest of those
+#            written after the first WARMUP (5) seconds, while 200
+#            streams read the runs' history, and with them; against one
 #            run with one stream, measured the same way.  The daemon's
 #            resident memory (VmHWM, its peak, and VmRSS at the end, from
 #            /proc) against the same daemon before any run, and its own
 #            processor time over the window.
+#
+# RUNS=0 leaves out the listing, RUNS_LIVE=0 the events.
 #
 #   bench/serve.sh BUILD_DIR
 set -eu
@@ -33,7 +37,8 @@ runs=${RUNS:-10000}
 repeat=${REPEAT:-9}
 live=${RUNS_LIVE:-50}
 streams=${STREAMS:-200}
-seconds=${SECONDS_LOAD:-20}
+seconds=${SECONDS_LOAD:-25}
+warmup=${WARMUP:-5}
 step=${STEP:-0.5}
 work=$(mktemp -d)
 server=
@@ -46,7 +51,22 @@ now() { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 largest() { sort -n | tail -1; }
 
+# serve: raymond serve here on a free port; sets server, port, base, token.
+serve() {
+	"$ray" serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
+	server=$!
+	until grep -q '^log in once with: ' serve.out 2>/dev/null; do
+		kill -0 "$server" 2>/dev/null || { cat serve.err >&2; exit 1; }
+		sleep 0.01
+	done
+	base=$(sed -n 's|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p' serve.out)
+	port=${base##*:}
+	token=$(cat .raymond/serve/token)
+}
+
 # ---------------------------------------------------------------- the runs
+
+if [ "$runs" -gt 0 ]; then
 
 # One real run of each kind, whose state files are the models.
 mkdir ok bad ask loop
@@ -96,18 +116,6 @@ total=$(ls "$st" | grep -c '\.json$')
 
 # ---------------------------------------------------------------- serve
 
-# serve: raymond serve here on a free port; sets server, port, base, token.
-serve() {
-	"$ray" serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
-	server=$!
-	until grep -q '^log in once with: ' serve.out 2>/dev/null; do
-		kill -0 "$server" 2>/dev/null || { cat serve.err >&2; exit 1; }
-		sleep 0.01
-	done
-	base=$(sed -n 's|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p' serve.out)
-	port=${base##*:}
-	token=$(cat .raymond/serve/token)
-}
 serve
 
 # get PATH: the seconds the request took, its body in ./body.
@@ -146,8 +154,11 @@ awk -v n="$total" -v f="$first" -v w="$warm" -v x="$worst" -v c="$catt" -v l="$l
 kill "$server"
 wait "$server" 2>/dev/null || true
 server=
+fi
 
 # ---------------------------------------------------------------- events
+
+[ "$live" -gt 0 ] || exit 0
 
 cc -std=c11 -O2 -o sse-client "$top/bench/sse-client.c"
 # A project of its own: the runs above stay out of it.
@@ -173,7 +184,7 @@ idle_rss=$(vm VmRSS)
 
 # One run, one stream: the floor.
 one=$(launch)
-floor=$(../sse-client "$port" "$token" 1 "$((seconds / 2))" "$one")
+floor=$(../sse-client "$port" "$token" 1 "$((seconds / 2))" 0 "$one")
 
 ids=
 i=0
@@ -181,7 +192,7 @@ while [ $i -lt "$live" ]; do ids="$ids $(launch)"; i=$((i + 1)); done
 load0=$(cut -d' ' -f1 /proc/loadavg)
 c0=$(cpu)
 # shellcheck disable=SC2086
-loaded=$(../sse-client "$port" "$token" "$streams" "$seconds" $ids)
+loaded=$(../sse-client "$port" "$token" "$streams" "$seconds" "$warmup" $ids)
 c1=$(cpu)
 load1=$(cut -d' ' -f1 /proc/loadavg)
 hwm=$(vm VmHWM)
@@ -194,13 +205,15 @@ echo "$floor" | grep -q ' transitions [1-9]' && echo "$loaded" | grep -q ' trans
 	{ echo "bench/serve.sh: no transition came: $floor / $loaded" >&2; exit 1; }
 tick=$(getconf CLK_TCK)
 awk -v f="$floor" -v l="$loaded" -v live="$live" -v idle="$idle_rss" -v hwm="$hwm" -v rss="$rss" \
-	-v c="$((c1 - c0))" -v tick="$tick" -v s="$seconds" -v l0="$load0" -v l1="$load1" 'BEGIN {
+	-v c="$((c1 - c0))" -v tick="$tick" -v s="$seconds" -v w="$warmup" -v l0="$load0" -v l1="$load1" 'BEGIN {
 	split(f, a, " "); split(l, b, " ")
-	# fields: 2 streams, 4 open, 6 events, 8 transitions, 10 p50, 12 p99, 14 max, 16 cpu
-	printf "%-38s %9.1fms %9.1fms %7.2fx   (1 run, 1 stream)\n", "event latency, " live " runs " b[2] " streams, p50", b[10], a[10], b[10] / a[10]
-	printf "%-38s %9.1fms %9.1fms %7.2fx   (target: 100 ms)\n", "  p99", b[12], a[12], b[12] / a[12]
-	printf "%-38s %9.1fms %9.1fms\n", "  largest", b[14], a[14]
-	printf "%-38s %9d  streams open at the end %d, events %d, the client %.0f ms of CPU\n", "  transitions measured", b[8], b[4], b[6], b[16]
+	# 2 streams, 4 open, 6 events; all: 8 count, 10 p50, 12 p99, 14 max;
+	# steady: 16 count, 18 p50, 20 p99, 22 max; 24 the CPU ms of the client
+	printf "%-38s %9.1fms %9.1fms %7.2fx   (1 run, 1 stream)\n", "events, " live " runs " b[2] " streams, p50", b[18], a[10], b[18] / a[10]
+	printf "%-38s %9.1fms %9.1fms %7.2fx   (target: 100 ms)\n", "  p99", b[20], a[12], b[20] / a[12]
+	printf "%-38s %9.1fms %9.1fms\n", "  largest", b[22], a[14]
+	printf "%-38s %9.1fms %9.1fms   p99 and largest, the first %d s too\n", "  with the connects: p99", b[12], b[14], w
+	printf "%-38s %9d  streams open at the end %d, events %d, the client %.0f ms of CPU\n", "  transitions measured", b[16], b[4], b[6], b[24]
 	printf "%-38s %8.1fMB  VmRSS at the end %.1f MB, idle %.1f MB   (target: 64 MB)\n", "daemon peak RSS (VmHWM)", hwm, rss, idle
 	printf "%-38s %8.0f%%  of one core over %d s; load average %s -> %s\n", "daemon CPU", c / tick / s * 100, s, l0, l1
 }'

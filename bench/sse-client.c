@@ -2,18 +2,21 @@
  * sse-client.c - many event streams of raymond serve in one process, for
  * bench/serve.sh: how long a transition takes from the engine to a client.
  *
- *	sse-client PORT TOKEN STREAMS SECONDS ID...
+ *	sse-client PORT TOKEN STREAMS SECONDS WARMUP ID...
  *
  * Opens STREAMS connections to GET /api/runs/ID/events on 127.0.0.1:PORT,
  * the ids taken in turn, and reads them all with one epoll for SECONDS.
  * For every `transition` event it takes the time it arrived less its
- * `at` (the time the engine wrote the transition, UTC with microseconds)
- * and prints, at the end, one line (a stream starts with the run's
- * history: transitions from before it connected are not counted):
+ * `at` (the time the engine wrote the transition, UTC with microseconds).
+ * A stream starts with the run's history: transitions from before it
+ * connected are not counted.  At the end it prints one line:
  *
- *	streams N open M events E transitions T p50 MS p99 MS max MS cpu MS
+ *	streams N open M events E transitions T p50 MS p99 MS max MS
+ *	    steady T p50 MS p99 MS max MS cpu MS
  *
- * (cpu: this process's own processor time).  It speaks just enough
+ * first over every transition counted, then over those written WARMUP
+ * seconds or more after the first connect (once every stream has read
+ * its history); cpu: this process's own processor time.  It speaks just enough
  * HTTP/1.1 for this: a 200 answer, then a body either chunked or not.
  */
 #define _GNU_SOURCE
@@ -46,7 +49,8 @@ struct stream {
 	size_t line_len;
 };
 
-static double *lat;
+/* Each transition: its latency in ms and when it was written. */
+static double *lat, *lat_at;
 static size_t nlat, caplat;
 static long events, open_streams;
 
@@ -90,11 +94,13 @@ dispatch(struct stream *s)
 	    (t = iso_us(at + 6)) >= s->since) {
 		if (nlat == caplat) {
 			caplat = caplat ? caplat * 2 : 4096;
-			if ((lat = realloc(lat, caplat * sizeof(*lat))) == NULL) {
+			if ((lat = realloc(lat, caplat * sizeof(*lat))) == NULL ||
+			    (lat_at = realloc(lat_at, caplat * sizeof(*lat))) == NULL) {
 				perror("realloc");
 				exit(1);
 			}
 		}
+		lat_at[nlat] = t;
 		lat[nlat++] = (now_us() - t) / 1000.0;
 	}
 	s->event[0] = '\0';
@@ -224,29 +230,44 @@ cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* " T p50 MS p99 MS max MS" of the n latencies in v, sorted in place. */
+static void
+summary(double *v, size_t n)
+{
+	if (n == 0) {
+		printf(" 0 p50 0 p99 0 max 0");
+		return;
+	}
+	qsort(v, n, sizeof(*v), cmp);
+	printf(" %zu p50 %.1f p99 %.1f max %.1f", n, v[n / 2],
+	    v[(size_t)((double)(n - 1) * 0.99)], v[n - 1]);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct epoll_event ev, got[64];
 	struct stream *streams;
 	struct rusage ru;
-	double until, p50 = 0, p99 = 0, max = 0;
+	double start = now_us(), until, warm, *steady;
+	size_t nsteady = 0, j;
 	int port, n, ep, i, k;
 
-	if (argc < 6) {
-		fprintf(stderr, "usage: sse-client PORT TOKEN STREAMS SECONDS ID...\n");
+	if (argc < 7) {
+		fprintf(stderr, "usage: sse-client PORT TOKEN STREAMS SECONDS WARMUP ID...\n");
 		return 2;
 	}
 	port = atoi(argv[1]);
 	n = atoi(argv[3]);
-	until = now_us() + atof(argv[4]) * 1e6;
+	until = start + atof(argv[4]) * 1e6;
+	warm = start + atof(argv[5]) * 1e6;
 	if ((streams = calloc((size_t)n, sizeof(*streams))) == NULL ||
 	    (ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 		perror("sse-client");
 		return 1;
 	}
 	for (i = 0; i < n; i++) {
-		if (connect_stream(&streams[i], port, argv[2], argv[5 + i % (argc - 5)]) < 0) {
+		if (connect_stream(&streams[i], port, argv[2], argv[6 + i % (argc - 6)]) < 0) {
 			perror("sse-client: connect");
 			return 1;
 		}
@@ -277,16 +298,19 @@ main(int argc, char **argv)
 			open_streams--;
 		}
 	}
-	if (nlat > 0) {
-		qsort(lat, nlat, sizeof(*lat), cmp);
-		p50 = lat[nlat / 2];
-		p99 = lat[(size_t)((double)(nlat - 1) * 0.99)];
-		max = lat[nlat - 1];
+	if ((steady = malloc((nlat + 1) * sizeof(*steady))) == NULL) {
+		perror("sse-client");
+		return 1;
 	}
+	for (j = 0; j < nlat; j++)
+		if (lat_at[j] >= warm)
+			steady[nsteady++] = lat[j];
 	getrusage(RUSAGE_SELF, &ru);
-	printf("streams %d open %ld events %ld transitions %zu p50 %.1f p99 %.1f max %.1f cpu %.0f\n",
-	    n, open_streams, events, nlat, p50, p99, max,
-	    (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	printf("streams %d open %ld events %ld transitions", n, open_streams, events);
+	summary(lat, nlat);
+	printf(" steady");
+	summary(steady, nsteady);
+	printf(" cpu %.0f\n", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 	    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
 	return 0;
 }
