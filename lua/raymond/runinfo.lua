@@ -160,12 +160,13 @@ end
 --   local listing = runinfo.listing(ws, derive)   -- derive(info) -> value
 --   listing:all()      -- the values of every run, newest first (as M.all)
 --   listing.version    -- counts up whenever what all() gave changed
+--   listing:drain()    -- now and then in between: see there
 
 local Listing = {}
 Listing.__index = Listing
 
 function M.listing(ws, derive)
-  return setmetatable({ ws = ws, derive = derive, runs = {}, live = {}, version = 0 }, Listing)
+  return setmetatable({ ws = ws, derive = derive, runs = {}, live = {}, version = 0, pending = {} }, Listing)
 end
 
 -- The id a file of the state folder belongs to, if it is a state file
@@ -174,20 +175,31 @@ local function owner(name)
   return name:match("^(.+)%.json$") or name:match("^(.+)%.journal$")
 end
 
+-- Take the changes the kernel queued so far into the listing's own set.
+-- The kernel's queue is bounded (16384 events by default), and busy runs
+-- fill it in seconds: a daemon calls this now and then between
+-- listings, so that it does not overflow and cost a reading of every run.
+function Listing:drain()
+  if not self.watch or self.lost then return end
+  local names = self.watch:changes()
+  if not names then
+    self.lost = true
+    return
+  end
+  for name in pairs(names) do
+    local id = owner(name)
+    if id then self.pending[id] = true end
+  end
+end
+
 -- The changed ids as a set, or nil when every run must be read again.
 function Listing:changes()
-  if self.watch then
-    local names = self.watch:changes()
-    if names then
-      local ids = {}
-      for name in pairs(names) do
-        local id = owner(name)
-        if id then ids[id] = true end
-      end
-      return ids
-    end
-    self.watch:close()
-  end
+  self:drain()
+  local ids = self.pending
+  self.pending = {}
+  if self.watch and not self.lost then return ids end
+  if self.watch then self.watch:close() end
+  self.lost = false
   self.watch = raymond.dir_watch(self.ws.state_dir)
   return nil
 end

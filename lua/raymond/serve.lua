@@ -134,10 +134,17 @@ function Api:login(req)
 end
 
 -- GET /api/runs: as `raymond list --json`, from a listing that reads a
--- run again only when its files changed (runinfo.listing); the body is
--- made again only when one of its objects changed.
+-- run again only when its files changed (runinfo.listing), and takes the
+-- changes every second in between; the body is made again only when one
+-- of its objects changed.
 function Api:runs(req)
-  self.listing = self.listing or runinfo.listing(self.ws, list.json_object)
+  if not self.listing then
+    local listing = runinfo.listing(self.ws, list.json_object)
+    self.listing = listing
+    raymond.go(function()
+      while raymond.sleep(1) do listing:drain() end
+    end)
+  end
   local values = self.listing:all()
   if self.runs_version ~= self.listing.version then
     self.runs_body = "[" .. table.concat(values, ",\n") .. "]\n"
