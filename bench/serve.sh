@@ -64,6 +64,10 @@ serve() {
 	token=$(cat .raymond/serve/token)
 }
 
+# vm FIELD: the daemon's /proc status field in MB.
+vm() { awk -v f="$1:" '$1 == f { printf "%.1f", $2 / 1024 }' "/proc/$server/status"; }
+# cpu: the daemon's processor time so far, in clock ticks.
+cpu() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$server/stat"; }
 # ---------------------------------------------------------------- the runs
 
 if [ "$runs" -gt 0 ]; then
@@ -144,11 +148,13 @@ while [ $i -lt 5 ]; do
 done
 catt=$(median <cat.times)
 listt=$(median <list.times)
+lhwm=$(vm VmHWM)
 
-awk -v n="$total" -v f="$first" -v w="$warm" -v x="$worst" -v c="$catt" -v l="$listt" 'BEGIN {
+awk -v n="$total" -v f="$first" -v w="$warm" -v x="$worst" -v c="$catt" -v l="$listt" -v m="$lhwm" 'BEGIN {
 	printf "%-38s %9.1fms %9.1fms %7.2fx   (cat of the state files)\n", "GET /api/runs, " n " runs, first", f * 1000, c / 1e6, f * 1e9 / c
 	printf "%-38s %9.1fms %9.1fms %7.2fx   (target: 50 ms)\n", "GET /api/runs, median (largest)", w * 1000, x * 1000, w * 1e9 / c
 	printf "%-38s %9.1fms\n", "raymond list --json, same runs", l / 1e6
+	printf "%-38s %8.1fMB\n", "daemon peak RSS (VmHWM), listing", m
 }'
 
 kill "$server"
@@ -172,10 +178,6 @@ echo "<goto input=\"\$((\${RAYMOND_INPUT:-0} + 1))\">START</goto>"
 EOS
 serve
 
-# vm FIELD: the daemon's /proc status field in MB.
-vm() { awk -v f="$1:" '$1 == f { printf "%.1f", $2 / 1024 }' "/proc/$server/status"; }
-# cpu: the daemon's processor time so far, in clock ticks.
-cpu() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$server/stat"; }
 launch() {
 	curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
 		-d '{"workflow":"loop"}' "$base/api/runs" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p'
