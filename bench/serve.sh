@@ -21,7 +21,9 @@
 #            the median, the 99th percentile and the largest of those
 #            written after the first WARMUP (5) seconds, while 200
 #            streams read the runs' history, and with them; against one
-#            run with one stream, measured the same way.  The daemon's
+#            run with one stream, measured the same way; and how late
+#            a 10 ms timer of the client wakes it meanwhile, what the
+#            machine's load adds to any wake-up (the daemon's too).  The daemon's
 #            resident memory (VmHWM, its peak, and VmRSS at the end, from
 #            /proc) against the same daemon before any run, and its own
 #            processor time over the window.
@@ -210,12 +212,14 @@ awk -v f="$floor" -v l="$loaded" -v live="$live" -v idle="$idle_rss" -v hwm="$hw
 	-v c="$((c1 - c0))" -v tick="$tick" -v s="$seconds" -v w="$warmup" -v l0="$load0" -v l1="$load1" 'BEGIN {
 	split(f, a, " "); split(l, b, " ")
 	# 2 streams, 4 open, 6 events; all: 8 count, 10 p50, 12 p99, 14 max;
-	# steady: 16 count, 18 p50, 20 p99, 22 max; 24 the CPU ms of the client
+	# steady: 16 count, 18 p50, 20 p99, 22 max; 24 the CPU ms of the client;
+	# a 10 ms timer of the client, how late: 26 count, 28 p50, 30 p99, 32 max
 	printf "%-38s %9.1fms %9.1fms %7.2fx   (1 run, 1 stream)\n", "events, " live " runs " b[2] " streams, p50", b[18], a[10], b[18] / a[10]
 	printf "%-38s %9.1fms %9.1fms %7.2fx   (target: 100 ms)\n", "  p99", b[20], a[12], b[20] / a[12]
 	printf "%-38s %9.1fms %9.1fms\n", "  largest", b[22], a[14]
 	printf "%-38s %9.1fms %9.1fms   p99 and largest, the first %d s too\n", "  with the connects: p99", b[12], b[14], w
 	printf "%-38s %9d  streams open at the end %d, events %d, the client %.0f ms of CPU\n", "  transitions measured", b[16], b[4], b[6], b[24]
+	printf "%-38s %9.1fms  p50 %.1f ms, largest %.1f ms: what the load adds to a wake-up\n", "a 10 ms timer of the client, late p99", b[30], b[28], b[32]
 	printf "%-38s %8.1fMB  VmRSS at the end %.1f MB, idle %.1f MB   (target: 64 MB)\n", "daemon peak RSS (VmHWM)", hwm, rss, idle
 	printf "%-38s %8.0f%%  of one core over %d s; load average %s -> %s\n", "daemon CPU", c / tick / s * 100, s, l0, l1
 }'

@@ -14,21 +14,27 @@
  *	streams N open M events E transitions T p50 MS p99 MS max MS
  *	    steady T p50 MS p99 MS max MS cpu MS
  *
+ *	    wake T p50 MS p99 MS max MS
+ *
  * first over every transition counted, then over those written WARMUP
  * seconds or more after the first connect (once every stream has read
- * its history); cpu: this process's own processor time.  It speaks just enough
+ * its history); cpu: this process's own processor time; wake: how late
+ * a timer of this process, due every 10 ms, woke it after the warm-up:
+ * what the machine's load adds to any wake-up, the daemon's included.  It speaks just enough
  * HTTP/1.1 for this: a 200 answer, then a body either chunked or not.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +54,10 @@ struct stream {
 	char line[16384];	/* SSE text not yet a whole line */
 	size_t line_len;
 };
+
+/* The timer's lateness at each wake-up after the warm-up, in ms. */
+static double *wake;
+static size_t nwake, capwake;
 
 /* Each transition: its latency in ms and when it was written. */
 static double *lat, *lat_at;
@@ -250,8 +260,11 @@ main(int argc, char **argv)
 	struct stream *streams;
 	struct rusage ru;
 	double start = now_us(), until, warm, *steady;
+	struct itimerspec every = { { 0, 10000000 }, { 0, 10000000 } };
+	struct timespec t0, tn;
+	uint64_t fired, ticks = 0;
 	size_t nsteady = 0, j;
-	int port, n, ep, i, k;
+	int port, n, ep, i, k, tfd;
 
 	if (argc < 7) {
 		fprintf(stderr, "usage: sse-client PORT TOKEN STREAMS SECONDS WARMUP ID...\n");
@@ -266,6 +279,15 @@ main(int argc, char **argv)
 		perror("sse-client");
 		return 1;
 	}
+	if ((tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) < 0 ||
+	    timerfd_settime(tfd, 0, &every, NULL) < 0) {
+		perror("sse-client: timerfd");
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ev.events = EPOLLIN;
+	ev.data.ptr = NULL;
+	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
 	for (i = 0; i < n; i++) {
 		if (connect_stream(&streams[i], port, argv[2], argv[6 + i % (argc - 6)]) < 0) {
 			perror("sse-client: connect");
@@ -284,7 +306,28 @@ main(int argc, char **argv)
 			continue;
 		for (i = 0; i < k; i++) {
 			struct stream *s = got[i].data.ptr;
-			ssize_t r = read(s->fd, s->in + s->in_len, BUF - 1 - s->in_len);
+			ssize_t r;
+
+			if (s == NULL) {
+				if (read(tfd, &fired, sizeof(fired)) != sizeof(fired))
+					continue;
+				clock_gettime(CLOCK_MONOTONIC, &tn);
+				ticks += fired;
+				if (now_us() < warm)
+					continue;
+				if (nwake == capwake) {
+					capwake = capwake ? capwake * 2 : 4096;
+					if ((wake = realloc(wake, capwake * sizeof(*wake))) == NULL) {
+						perror("realloc");
+						return 1;
+					}
+				}
+				/* Now less when the first expiry it missed was due. */
+				wake[nwake++] = ((tn.tv_sec - t0.tv_sec) * 1e3 + (tn.tv_nsec - t0.tv_nsec) / 1e6) -
+				    (double)(ticks - fired + 1) * 10.0;
+				continue;
+			}
+			r = read(s->fd, s->in + s->in_len, BUF - 1 - s->in_len);
 
 			if (r > 0) {
 				s->in_len += (size_t)r;
@@ -310,7 +353,9 @@ main(int argc, char **argv)
 	summary(lat, nlat);
 	printf(" steady");
 	summary(steady, nsteady);
-	printf(" cpu %.0f\n", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	printf(" cpu %.0f wake", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 	    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
+	summary(wake, nwake);
+	printf("\n");
 	return 0;
 }
