@@ -14,7 +14,8 @@
 --            script of another site sends its own: CSRF)
 --   token    `Authorization: Bearer TOKEN`, or the cookie the one-time
 --            login link set; compared in time that does not depend on
---            where it differs
+--            where it differs; the page's own files (raymond.webpage)
+--            need none, as they hold no data
 --
 -- Every error is JSON {"error": ..., "hint": ...} with its status.
 
@@ -22,6 +23,7 @@ local raymond = require("raymond")
 local ask = require("raymond.ask")
 local list = require("raymond.commands.list")
 local runinfo = require("raymond.runinfo")
+local webpage = require("raymond.webpage")
 local workspace = require("raymond.workspace")
 
 local M = {}
@@ -290,6 +292,8 @@ end
 
 -- Each path: its pattern (capturing a run id) and a handler per method.
 M.ROUTES = {
+  { webpage.INDEX, GET = webpage.index },
+  { webpage.ASSET, GET = webpage.asset },
   { "^/api/runs$", GET = Api.runs, POST = Api.launch },
   { "^/api/runs/([^/]+)$", GET = Api.run },
   { "^/api/runs/([^/]+)/resume$", POST = Api.resume },
@@ -300,7 +304,7 @@ function Api:handle(req)
   if self:refused(req) then return end
   local method, path = req:method(), req:path()
   if path == "/login" and method == "GET" then return self:login(req) end
-  if not self:authorised(req) then
+  if not self:authorised(req) and not webpage.public(path) then
     fail(req, 401, "a token is needed", "send Authorization: Bearer TOKEN (the file .raymond/serve/token), "
       .. "or open the login link raymond serve printed")
     return
