@@ -237,7 +237,7 @@ function highlight(agents) {
 // being typed survives a refresh.
 function drawAsks(page, snap) {
   const pending = new Map();
-  for (const a of snap.agents || []) if (a.ask) pending.set(a.ask.id, { agent: a.id, prompt: a.ask.prompt });
+  for (const a of agentsOf(snap)) if (a.ask) pending.set(a.ask.id, { agent: a.id, prompt: a.ask.prompt });
   const box = $("asks");
   for (const form of [...box.children]) if (!pending.has(form.dataset.askId)) form.remove();
   for (const [askId, a] of pending) {
@@ -268,6 +268,11 @@ async function answer(ev, page, askId, field) {
   }
 }
 
+// The agents of a snapshot: the state file writes an empty list as {}.
+function agentsOf(snap) {
+  return Array.isArray(snap.agents) ? snap.agents : [];
+}
+
 // A run's snapshot (GET /api/runs/ID, or a `run` event) shown.
 function drawRun(page, snap) {
   const running = snap.running != null ? snap.running : snap.status === "running";
@@ -287,7 +292,7 @@ function drawRun(page, snap) {
   $("run-stop").disabled = !running;
   $("run-resume").disabled = running || !["failed", "stopped", "interrupted"].includes(snap.status);
   const live = new Set();
-  for (const a of snap.agents || []) {
+  for (const a of agentsOf(snap)) {
     live.add(a.id);
     page.agents.set(a.id, { state: a.state, status: a.status || (running ? "running" : snap.status) });
   }

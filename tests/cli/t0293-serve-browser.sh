@@ -1,0 +1,172 @@
+#!/bin/bash
+# The web page of raymond serve in a real browser: headless Chromium,
+# driven over WebDriver (tests/cli/browser/webdriver.sh), opens the page,
+# is told to log in, opens the login link, launches a workflow from the
+# page's form, sees its worker appear live under its parent in the agent
+# tree with its output, follows the run across a kill -9 of the daemon,
+# answers the run's question through the page's form and sees the run
+# complete with its cost.  No network: the workflow's markdown states run
+# the fake Claude Code CLI (tests/fake), which reports a cost.
+#
+# The test saves a screenshot of the run page while it waits for the
+# answer.  docs/serve.png is that screenshot; to take it again:
+#
+#   SERVE_SCREENSHOT=$PWD/docs/serve.png RAYMOND=$PWD/build/raymond \
+#       TESTS_TOP=$PWD bash tests/cli/t0293-serve-browser.sh
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser/webdriver.sh"
+
+P=$TEST_ROOT/project
+SHOT=$TEST_ROOT/run-page.png
+
+stop_all() {
+	webdriver_stop
+	for pid in $(cat "$TEST_ROOT/serve.pids" 2>/dev/null); do kill "$pid" 2>/dev/null; done
+	rm -rf "$TEST_ROOT"
+}
+trap stop_all EXIT
+
+webdriver_start
+
+# The workflow: START.md (a Claude turn with a tool call) forks a worker,
+# which prints a line and waits for ./release; main meanwhile asks a
+# question, whose answer goes to DONE.md, a second turn.
+mkdir -p "$P/flows/fork-ask" "$P/fake"
+cd "$P" || exit 1
+printf 'Plan the work.\n\nMOCK: bash echo planning => Two jobs.<fork next="ASK.sh">WORKER.sh</fork>\n' \
+	>flows/fork-ask/START.md
+cat >flows/fork-ask/WORKER.sh <<-\EOS
+echo "worker started"
+for i in $(seq 600); do test -e release && break; sleep 0.1; done
+echo "<result>worker done</result>"
+EOS
+cat >flows/fork-ask/ASK.sh <<-\EOS
+echo "<print>asking</print>"
+echo '<ask next="DONE.md">Ship it?</ask>'
+EOS
+printf 'Finish with the answer {{input}}.\n\nMOCK: reply shipped <result>shipped</result>\n' >flows/fork-ask/DONE.md
+
+# The runs the daemon starts inherit its environment: the fake CLI.
+export RAYMOND_CLAUDE=$FAKE FAKE_CLAUDE_DIR=$P/fake
+unset CLAUDECODE
+
+# start_serve [ADDR:PORT]: raymond serve in the project, in the
+# background; sets BASE and LINK.
+start_serve() {
+	(cd "$P" && exec "$RAYMOND" serve --listen "${1:-127.0.0.1:0}" >serve.out 2>serve.err) &
+	echo $! >>"$TEST_ROOT/serve.pids"
+	echo $! >"$TEST_ROOT/serve.pid"
+	# Killed on purpose later: the shell need not report it.
+	disown $!
+	wait_for_line "$P/serve.out" "^log in once with: " || { cat "$P/serve.out" "$P/serve.err"; return 1; }
+	BASE=$(sed -n "s|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p" "$P/serve.out")
+	LINK=$(sed -n "s|^log in once with: ||p" "$P/serve.out")
+}
+start_serve || exit 1
+TOKEN=$(cat "$P/.raymond/serve/token")
+
+# api PATH: the daemon's JSON answer, with the token.
+api() { curl -sf -H "Authorization: Bearer $TOKEN" "$BASE$1"; }
+
+# The run the page launched (saved by the test that launches it).
+run() { cat "$TEST_ROOT/run-id"; }
+
+test_expect_success 'before logging in, the page says how to' '
+	wd_go "$BASE/" &&
+	wd_wait 60 "return !document.getElementById(\"notice\").hidden &&
+		document.getElementById(\"notice\").innerText.includes(\"You are not logged in\") &&
+		document.getElementById(\"notice\").innerText.includes(\"login link\")"
+'
+
+test_expect_success 'the login link opens the runs page, with the workflows to launch' '
+	wd_go "$LINK" &&
+	wd_wait 60 "return location.href === arguments[0] + \"/\" &&
+		[...document.querySelectorAll(\"#launch-workflow option\")].some(o => o.value.endsWith(\"/flows/fork-ask\"))" \
+		"$(jq -nc --arg b "$BASE" "[\$b]")" &&
+	wd_exec "return document.getElementById(\"notice\").hidden" | grep -qx true
+'
+
+test_expect_success 'the form launches the workflow and opens its run page' '
+	wd_click "#launch-workflow option[value\$=\"/flows/fork-ask\"]" &&
+	wd_type "#launch-input" "release 2" &&
+	wd_type "#launch-budget" "1" &&
+	wd_type "#launch-name" "from the page" &&
+	wd_click "#launch button[type=submit]" &&
+	wd_wait 60 "return /^#\\/runs\\/./.test(location.hash)" &&
+	id=$(wd_exec "return decodeURIComponent(location.hash.slice(7))" | jq -r .) &&
+	echo "$id" >"$TEST_ROOT/run-id" &&
+	api "/api/runs/$id" >run.json &&
+	jq -e ".launch.budget == 1 and .launch.name == \"from the page\" and .launch.on_ask == \"pause\"" run.json
+'
+
+test_expect_success 'the worker appears live under main in the agent tree, with its output' '
+	wd_wait 60 "return !!document.querySelector(
+		\"#agents > li[data-agent=main] > ul > li[data-agent=main_worker1]\")" &&
+	wd_wait 60 "const w = document.querySelector(\"#agents li[data-agent=main_worker1] .agent-state\");
+		return !!w && w.textContent === \"WORKER.sh\"" &&
+	wd_wait 60 "const log = document.querySelector(\"#output section[data-agent=main_worker1] pre\");
+		return !!log && log.textContent.includes(\"worker started\")" &&
+	wd_wait 60 "const log = document.querySelector(\"#output section[data-agent=main] pre\");
+		return !!log && log.textContent.includes(\"Bash echo planning\")" &&
+	wd_exec "return document.getElementById(\"run-status\").textContent" | grep -qx "\"running\""
+'
+
+test_expect_success 'after a kill -9 of the daemon, a new one on the same port: the page follows the run on' '
+	pid=$(cat "$TEST_ROOT/serve.pid") &&
+	kill -9 "$pid" && wait_for_exit "$pid" &&
+	start_serve "${BASE#http://}" &&
+	touch "$P/release" &&
+	wd_wait 60 "return document.getElementById(\"run-status\").textContent === \"asking\"" &&
+	wd_wait 60 "const w = document.querySelector(\"#agents li[data-agent=main_worker1]\");
+		return !!w && w.classList.contains(\"ended\")"
+'
+
+test_expect_success 'the question is shown with a form, its state highlighted in the diagram' '
+	wd_wait 60 "const f = document.querySelector(\"#asks form.ask\");
+		return !document.getElementById(\"asks-box\").hidden && !!f &&
+		f.querySelector(\".prompt\").textContent === \"Ship it?\" &&
+		f.querySelector(\"label\").textContent === \"Answer for main\"" &&
+	wd_wait 60 "const n = document.querySelector(\"#diagram svg g.node.current\");
+		return !!n && n.dataset.state === \"ASK.sh\" &&
+		document.querySelectorAll(\"#diagram svg g.node.current\").length === 1" &&
+	wd_screenshot "$SHOT" &&
+	test "$(head -c 8 "$SHOT" | od -An -tx1 | tr -d " \n")" = 89504e470d0a1a0a &&
+	test "$(stat -c %s "$SHOT")" -gt 10000
+'
+
+test_expect_success 'the answer typed into the form completes the run; the page shows its cost' '
+	wd_type "#asks form.ask textarea" "yes" &&
+	wd_click "#asks form.ask button[type=submit]" &&
+	wd_wait 60 "return document.getElementById(\"run-status\").textContent === \"completed\"" &&
+	api "/api/runs/$(run)" >run.json &&
+	jq -e ".status == \"completed\" and .result == \"shipped\" and .cost > 0" run.json &&
+	cost=$(jq .cost run.json) &&
+	want=$(printf "\$%.4f of \$1.0000" "$cost") &&
+	echo "cost: $want" &&
+	wd_wait 60 "return document.getElementById(\"run-cost\").textContent === arguments[0] &&
+		Math.abs(document.getElementById(\"run-cost-meter\").value - arguments[1]) < 1e-9" \
+		"$(jq -nc --arg w "$want" --argjson c "$cost" "[\$w, \$c]")" &&
+	wd_wait 60 "return document.getElementById(\"asks-box\").hidden &&
+		document.querySelectorAll(\"#diagram svg g.node.current\").length === 0"
+'
+
+test_expect_success 'the runs list shows the run completed, with its name and cost' '
+	api "/api/runs/$(run)" >run.json &&
+	cost=$(printf "\$%.4f" "$(jq .cost run.json)") &&
+	wd_click "header nav a" &&
+	wd_wait 60 "const row = [...document.querySelectorAll(\"#runs tbody tr\")]
+			.find(r => r.cells[0].textContent === arguments[0]);
+		return !!row && row.cells[1].textContent === \"from the page\" &&
+			row.cells[2].textContent === \"completed\" && row.cells[3].textContent === arguments[1]" \
+		"$(jq -nc --arg id "$(run)" --arg c "$cost" "[\$id, \$c]")"
+'
+
+test_expect_success 'the page loaded nothing from anywhere but the daemon' '
+	wd_exec "return performance.getEntriesByType(\"resource\").map(e => e.name)
+		.filter(u => !u.startsWith(arguments[0] + \"/\"))" "[\"$BASE\"]" >elsewhere &&
+	test "$(cat elsewhere)" = "[]"
+'
+
+if [ -n "${SERVE_SCREENSHOT:-}" ] && [ -s "$SHOT" ]; then cp "$SHOT" "$SERVE_SCREENSHOT"; fi
+
+test_done
