@@ -158,6 +158,23 @@ integer_text(const char *s, size_t len, lua_Integer *i)
 }
 
 /*
+ * Whether the empty table at idx is an empty list: its metatable says
+ * __jsontype = "array".  An empty table is an object otherwise, so a list
+ * that may be empty (a run's agents once all have ended) is marked.
+ */
+static int
+empty_array(lua_State *L, int idx)
+{
+	int is;
+
+	if (luaL_getmetafield(L, idx, "__jsontype") == LUA_TNIL)
+		return 0;
+	is = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "array") == 0;
+	lua_pop(L, 1);
+	return is;
+}
+
+/*
  * The shape of the table at idx: its length n > 0 if its keys are exactly
  * 1..n (an array), 0 if they are all strings (an object; also the empty
  * table), else RAY_EINVAL with `err` saying why.  JSON has nothing else,
@@ -357,6 +374,10 @@ encode(lua_State *L, int idx, struct ray_buf *out, struct path *p,
 			return RAY_EINVAL;
 		if (n > 0)
 			return put_array(L, idx, n, out, p, err);
+		if (nkeys == 0 && empty_array(L, idx)) {
+			ray_buf_adds(out, "[]");
+			return 0;
+		}
 		return put_object(L, idx, nkeys, out, p, err);
 	}
 	return fail(p, err, lua_pushfstring(L, "is a %s, which JSON cannot hold",

@@ -11,7 +11,8 @@
  * strings as themselves (strings are escaped as JSON requires; bytes of
  * 0x80 and above pass through); a table whose keys are exactly 1..n with
  * n > 0 becomes an array; a table whose keys are all strings an object;
- * an empty table becomes {}.  Keys are written in sorted order so equal
+ * an empty table becomes {}, or [] when its metatable has __jsontype =
+ * "array".  Keys are written in sorted order so equal
  * states give equal files.
  *
  * Only what reads back as it was is written: a table with any other keys

@@ -214,6 +214,44 @@ api_read_file(lua_State *L)
 }
 
 /*
+ * raymond.read_range(path, offset, max) -> data | nil, message, code: at
+ * most `max` bytes of the file from byte `offset` on; "" at or past its
+ * end.  A follower of a file that only grows (a run's debug record)
+ * reads what came since it last looked, never the whole file again.
+ */
+static int
+api_read_range(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	lua_Integer off = luaL_checkinteger(L, 2);
+	lua_Integer max = luaL_checkinteger(L, 3);
+	luaL_Buffer b;
+	ssize_t n;
+	char *p;
+	int fd;
+
+	luaL_argcheck(L, off >= 0, 2, "offset must be 0 or more");
+	luaL_argcheck(L, max >= 0 && max <= (lua_Integer)1 << 30, 3, "max out of range");
+	p = luaL_buffinitsize(L, &b, (size_t)max);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail_errno(L, "open", path);
+	do
+		n = pread(fd, p, (size_t)max, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return fail_errno(L, "read", path);
+	}
+	close(fd);
+	luaL_pushresultsize(&b, (size_t)n);
+	return 1;
+}
+
+/*
  * raymond.frontmatter(text [, types]) -> meta, body | nil, message (see
  * frontmatter.h; `types` maps fields to "number", "boolean", ...)
  */
@@ -405,8 +443,9 @@ api_append_file(lua_State *L)
  * raymond.stat(path [, nofollow]) -> "file" | "dir" | "link" | "other" | nil,
  * then the bytes it takes on disk (its blocks), its modification time in
  * seconds since the epoch, and its permission bits (07777, e.g. for lint's
- * check of a script's run bit).  Symbolic links are followed unless
- * `nofollow` is true; then a link is "link".
+ * check of a script's run bit), its size in bytes and its inode number
+ * (a file replaced by a rename has another).  Symbolic links are followed
+ * unless `nofollow` is true; then a link is "link".
  */
 static int
 api_stat(lua_State *L)
@@ -430,7 +469,9 @@ api_stat(lua_State *L)
 	lua_pushinteger(L, (lua_Integer)st.st_blocks * 512);
 	lua_pushnumber(L, (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
 	lua_pushinteger(L, (lua_Integer)(st.st_mode & 07777));
-	return 4;
+	lua_pushinteger(L, (lua_Integer)st.st_size);
+	lua_pushinteger(L, (lua_Integer)st.st_ino);
+	return 6;
 }
 
 /* raymond.realpath(path) -> absolute path | nil, message */
@@ -545,12 +586,14 @@ api_mkdir_p(lua_State *L)
 }
 
 /*
- * raymond.lock(path) -> true | nil, message, "locked"
+ * raymond.lock(path [, owner]) -> true | nil, message, "locked"
  *
  * Takes an exclusive flock on `path` (created if needed, never through a
  * symbolic link) and keeps it for the life of the process.  The kernel
  * drops it when the process dies, so a run killed with SIGKILL never
- * leaves a lock that blocks --resume.
+ * leaves a lock that blocks --resume.  With `owner` true the holder's pid
+ * is written into the file, for raymond.lock_owner: a daemon stops a run
+ * it did not start by signalling the process its lock names.
  */
 static int
 api_lock(lua_State *L)
@@ -583,7 +626,40 @@ api_lock(lua_State *L)
 		errno = e;
 		return fail_errno(L, "lock", path);
 	}
+	if (lua_toboolean(L, 2) && ftruncate(fd, 0) == 0)
+		(void)!dprintf(fd, "%ld\n", (long)getpid());
 	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/*
+ * raymond.lock_owner(path) -> pid | nil: the process that holds the lock
+ * `path` now, as it wrote itself there; nil when no process holds it.
+ * The file is read while its lock is seen held, so a pid left by a
+ * process that died (the kernel dropped its lock) is never given.
+ */
+static int
+api_lock_owner(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char text[32];
+	ssize_t n;
+	long pid;
+
+	lua_pushnil(L);
+	if (fd < 0)
+		return 1;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ?
+	    pread(fd, text, sizeof(text) - 1, 0) : -1;
+	if (n > 0 && flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+		text[n] = '\0';
+		pid = strtol(text, NULL, 10);
+		if (pid > 1)
+			lua_pushinteger(L, pid);
+	}
+	close(fd);
 	return 1;
 }
 
@@ -1191,6 +1267,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "parse_tags", api_parse_tags },
 	{ "json_encode", api_json_encode },
 	{ "read_file", api_read_file },
+	{ "read_range", api_read_range },
 	{ "frontmatter", api_frontmatter },
 	{ "yaml", api_yaml },
 	{ "write_atomic", api_write_atomic },
@@ -1204,6 +1281,7 @@ static const luaL_Reg api_funcs[] = {
 	{ "mkdir_p", api_mkdir_p },
 	{ "lock", api_lock },
 	{ "lock_held", api_lock_held },
+	{ "lock_owner", api_lock_owner },
 	{ "now", api_now },
 	{ "uuid", api_uuid },
 	{ "hash", api_hash },

@@ -77,8 +77,11 @@ function M.run(run, job)
   if job.name then
     run.rec.steps = run.rec.steps + 1
     if run.record then
+      local who = job.turn or job.script or {}
       step = run.record:step(run.rec.steps, job.name,
-        { argv = req.argv, cwd = req.cwd, started_at = t0, input = job.input })
+        { argv = req.argv, cwd = req.cwd, started_at = t0, input = job.input,
+          agent = who.agent and who.agent.id, state = who.state, turn = job.turn and true or nil,
+          purpose = who.purpose })
       for piece, text in pairs(job.keep or {}) do step:put(piece, text) end
       req.record, req.record_step = step.record, step.n
     end

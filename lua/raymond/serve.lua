@@ -23,7 +23,9 @@ local raymond = require("raymond")
 local ask = require("raymond.ask")
 local list = require("raymond.commands.list")
 local runinfo = require("raymond.runinfo")
+local events = require("raymond.serve_events")
 local webpage = require("raymond.webpage")
+local workflows = require("raymond.serve_workflows")
 local workspace = require("raymond.workspace")
 
 local M = {}
@@ -153,12 +155,63 @@ function Api:existing(req, id)
   return info
 end
 
+local ARRAY = { __jsontype = "array" }
+
+-- A run as GET /api/runs/ID and the `run` event give it: its record, the
+-- status raymond status shows, whether a raymond drives it now, and its
+-- pending asks.
+function M.snapshot(info)
+  local rec = info.rec
+  rec.status, rec.running = info.status, info.held and true or false
+  rec.cost, rec.budget = info.cost, info.budget
+  setmetatable(rec.agents, ARRAY)
+  for _, a in ipairs(rec.agents) do
+    if type(a.stack) == "table" then setmetatable(a.stack, ARRAY) end
+  end
+  local asks = setmetatable({}, ARRAY)
+  for i, a in ipairs(ask.pending(rec)) do
+    asks[i] = { ask_id = a.ask.id, agent = a.id, prompt = a.ask.prompt, asked_at = a.ask.asked_at,
+                deadline = a.ask.deadline }
+  end
+  rec.asks = asks
+  return raymond.json_encode(rec)
+end
+
 function Api:run(req, id)
   local info = self:existing(req, id)
   if not info then return end
-  local rec = info.rec
-  rec.status = info.status
-  req:respond(200, JSON, raymond.json_encode(rec) .. "\n")
+  req:respond(200, JSON, M.snapshot(info) .. "\n")
+end
+
+-- GET /api/runs/ID/events: the run as Server-Sent Events.
+function Api:events(req, id)
+  if not self:existing(req, id) then return end
+  events.stream(self, req, id, M.snapshot)
+end
+
+-- GET /api/runs/ID/diagram: the drawing of the run's own workflow.
+function Api:diagram(req, id)
+  local info = self:existing(req, id)
+  if not info then return end
+  local w, err = workflows.inspect(info.rec.workflow, self.cwd)
+  if not w then return fail(req, 422, "cannot draw the run's workflow: " .. err.msg, err.hint) end
+  answer(req, 200, { svg = w.svg, mermaid = w.mermaid })
+end
+
+-- GET /api/workflows
+function Api:workflows(req)
+  answer(req, 200, setmetatable(workflows.list(self.roots), ARRAY))
+end
+
+-- GET /api/workflow?path=PATH
+function Api:workflow(req)
+  local path = req:arg("path")
+  if not path or path == "" then return fail(req, 400, "the query needs path=WORKFLOW") end
+  local wf, why = self:inside_roots(path)
+  if not wf then return fail(req, 400, why, "GET /api/workflows lists the workflows under the roots") end
+  local w, err = workflows.inspect(wf, self.cwd)
+  if not w then return fail(req, 422, err.msg, err.hint) end
+  answer(req, 200, w)
 end
 
 -- ------------------------------------------------------------------ actions
@@ -236,15 +289,22 @@ end
 -- POST /api/runs {workflow, input, budget, name, on_ask}: a new run.
 function Api:launch(req)
   local b = body_of(req, { workflow = "string", input = "string", budget = "number", name = "string",
-                           on_ask = "string" })
+                           on_ask = "string", id = "string" })
   if not b then return end
   if not b.workflow then return fail(req, 400, "field 'workflow' is needed") end
+  if b.id then
+    local ok, verr = workspace.valid_id(b.id)
+    if not ok then return fail(req, 400, "field 'id': " .. verr) end
+    if raymond.stat(workspace.state_path(self.ws, b.id), true) then
+      return fail(req, 409, "run " .. b.id .. " exists already", "GET /api/runs/" .. b.id .. " shows it")
+    end
+  end
   if b.on_ask and b.on_ask ~= "pause" and b.on_ask ~= "reject" then
     return fail(req, 400, "field 'on_ask' must be \"pause\" or \"reject\"")
   end
   local wf, why = self:inside_roots(b.workflow)
   if not wf then return fail(req, 400, why, "give a workflow under a --root of raymond serve") end
-  local id = workspace.new_id(self.ws)
+  local id = b.id or workspace.new_id(self.ws)
   local args = { "run", wf, "--workflow-id", id }
   if b.input then table.move({ "--input", b.input }, 1, 2, #args + 1, args) end
   if b.budget then table.move({ "--budget", string.format("%.6g", b.budget) }, 1, 2, #args + 1, args) end
@@ -272,6 +332,26 @@ function Api:resume(req, id)
   answer(req, 202, { id = id })
 end
 
+-- POST /api/runs/ID/stop: the run's raymond is sent SIGTERM, as Ctrl-C
+-- would stop it: it ends its agents, saves the run as interrupted, and
+-- the run can be resumed.  The process is the one the run's lock names,
+-- whoever started it.
+function Api:stop(req, id)
+  local info = self:existing(req, id)
+  if not info then return end
+  if not body_of(req, {}) then return end
+  local pid = raymond.lock_owner(workspace.lock_path(self.ws, id))
+  if not pid then
+    return fail(req, 409, string.format("run %s is not running (it is %s)", id, info.status),
+      info.status ~= "completed" and ("POST /api/runs/" .. id .. "/resume continues it") or nil)
+  end
+  local proc = raymond.process(pid)
+  if not (proc and raymond.signal(pid, proc.start, "TERM", false)) then
+    return fail(req, 409, string.format("run %s has just ended", id), "GET /api/runs/" .. id .. " shows how")
+  end
+  answer(req, 202, { id = id })
+end
+
 -- POST /api/runs/ID/answer {ask_id, text}
 function Api:answer(req, id)
   local info = self:existing(req, id)
@@ -296,8 +376,13 @@ M.ROUTES = {
   { webpage.ASSET, GET = webpage.asset },
   { "^/api/runs$", GET = Api.runs, POST = Api.launch },
   { "^/api/runs/([^/]+)$", GET = Api.run },
+  { "^/api/runs/([^/]+)/events$", GET = Api.events },
+  { "^/api/runs/([^/]+)/diagram$", GET = Api.diagram },
+  { "^/api/runs/([^/]+)/stop$", POST = Api.stop },
   { "^/api/runs/([^/]+)/resume$", POST = Api.resume },
   { "^/api/runs/([^/]+)/answer$", POST = Api.answer },
+  { "^/api/workflows$", GET = Api.workflows },
+  { "^/api/workflow$", GET = Api.workflow },
 }
 
 function Api:handle(req)

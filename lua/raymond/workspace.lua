@@ -159,7 +159,7 @@ function M.lock(ws, id)
   if not ok then return nil, err end
   M.ignore(ws)
   local path = M.lock_path(ws, id)
-  local locked, lerr, why = raymond.lock(path)
+  local locked, lerr, why = raymond.lock(path, true)
   if locked then
     -- We own the run now, so a write lock left by a killed process is stale.
     raymond.clear_stale(M.state_path(ws, id))

@@ -5,33 +5,7 @@
 # status.
 . "$(dirname "$0")/lib.sh"
 
-command -v curl >/dev/null 2>&1 || sh "$TESTS_TOP/tools/apt-install.sh" test curl >&2
-
-# start_serve: raymond serve on a free loopback port in the background;
-# sets BASE, TOKEN, LINK and SERVE_PID.
-start_serve() {
-	raymond serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
-	SERVE_PID=$!
-	echo "$SERVE_PID" >>"$TEST_ROOT/serve.pids"
-	wait_for_line serve.out "^log in once with: " || { cat serve.out serve.err; return 1; }
-	BASE=$(sed -n "s|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p" serve.out)
-	LINK=$(sed -n "s|^log in once with: ||p" serve.out)
-	TOKEN=$(cat .raymond/serve/token)
-}
-
-stop_serve() {
-	kill "$SERVE_PID" && wait_for_exit "$SERVE_PID"
-}
-
-# get PATH [curl options...]: status code in ./code, body in ./body.
-get() {
-	local path=$1
-	shift
-	curl -s -o body -w "%{http_code}" "$@" "$BASE$path" >code
-}
-
-has() { grep -qF -e "$1" "${2:-body}" || { echo "no '$1' in:"; cat "${2:-body}"; false; }; }
-code_is() { [ "$(cat code)" = "$1" ] || { echo "status $(cat code), expected $1:"; cat body; false; }; }
+. "$(dirname "$0")/serve-lib.sh"
 
 test_expect_success 'the token is made once, readable by its owner alone' '
 	start_serve &&
@@ -96,12 +70,6 @@ test_expect_success 'a body over the limit is refused with 413' '
 	stop_serve
 '
 
-# post PATH JSON: as get, with JSON as the body.
-post() { get "$1" -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" --data-binary "$2"; }
-
-# field NAME: a top-level string field of ./body.
-field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" body; }
-
 # run_status ID: the run's status, as the daemon reads it.
 run_status() { get "/api/runs/$1" -H "Authorization: Bearer $TOKEN" && field status; }
 
@@ -147,6 +115,5 @@ test_expect_success 'a run goes on when the daemon is killed, and the next daemo
 	stop_serve
 '
 
-# A test that failed before stop_serve leaves its daemon: end it here.
-for pid in $(cat "$TEST_ROOT/serve.pids" 2>/dev/null); do kill "$pid" 2>/dev/null; done
+serve_cleanup
 test_done

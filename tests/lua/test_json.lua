@@ -27,6 +27,14 @@ T.test("keys are sorted, lists are arrays, empty tables are {}", function()
   T.eq(raymond.json_encode({ [1] = "x", [3] = "y" }), nil, "a sparse list has no faithful JSON")
 end)
 
+T.test("an empty table marked as a list is []", function()
+  local list = setmetatable({}, { __jsontype = "array" })
+  T.eq(raymond.json_encode({ agents = list }), '{"agents":[]}')
+  list[1] = "a"
+  T.eq(raymond.json_encode(list), '["a"]')
+  T.eq(raymond.json_encode(setmetatable({}, { __jsontype = "object" })), "{}")
+end)
+
 T.test("strings are escaped and keep every byte", function()
   local s = 'quote " back \\ nl \n cr \r tab \t nul \0 bell \7 / é 世界'
   local text = assert(raymond.json_encode({ s = s }))

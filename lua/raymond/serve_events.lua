@@ -1,0 +1,335 @@
+-- raymond.serve_events: GET /api/runs/ID/events, one run as Server-Sent
+-- Events (docs/api.md has the event types).
+--
+--   events.stream(api, req, id, snapshot)
+--       answers `req` with a stream that lasts until the client goes;
+--       snapshot(info) gives the JSON text of a `run` event
+--
+-- The daemon holds no run state, so a stream is made from the run's own
+-- files, looked at every TICK seconds:
+--
+--   the debug record  .raymond/debug/ID.record, which only grows (one
+--                     piece per write, src/record.h): each piece becomes
+--                     events, and the byte offset after it is their id.
+--                     A client that reconnects with Last-Event-ID gets
+--                     the pieces after that offset: the id survives a
+--                     restart of the daemon, since it names a place in a
+--                     file, not anything the daemon kept.
+--   the state         a `run` event, the object GET /api/runs/ID gives,
+--                     first on every connect and again whenever the
+--                     state file, its journal or the run's lock changed.
+--                     It carries no id: it is the run as it is now, not
+--                     a step of its history.
+--
+-- Only the last event of a piece carries the id, so a client cut off
+-- among the events of one piece gets the whole piece again: a reconnect
+-- may repeat events, never miss one.
+--
+-- Nothing is buffered without bound.  The record is read WINDOW bytes at
+-- a time, and no further while the client's stream buffer is full
+-- (req:send says "full"): a slow client falls behind in the file, not in
+-- the daemon's memory.  An event's text is cut at MAX_TEXT bytes, and a
+-- piece over MAX_PIECE bytes is passed over.
+
+local raymond = require("raymond")
+local ask = require("raymond.ask")
+local runinfo = require("raymond.runinfo")
+local runstate = require("raymond.runstate")
+local workspace = require("raymond.workspace")
+
+local M = {}
+
+M.TICK = 0.05
+M.WINDOW = 64 * 1024
+M.MAX_PIECE = 8 * 1024 * 1024
+M.MAX_TEXT = 16 * 1024
+M.KEEPALIVE = 15
+
+local MAGIC = "raymond record 1\n"
+
+-- Pieces that say nothing a watcher needs: the prompt is the workflow's
+-- own text, and can be large.
+local QUIET = { prompt = true }
+
+local function cut(text)
+  if #text <= M.MAX_TEXT then return text end
+  return text:sub(1, M.MAX_TEXT) .. string.format("\n... (%d bytes more)", #text - M.MAX_TEXT)
+end
+
+-- A number read from JSON (a float, as cjson reads every number) that is
+-- whole, as an integer: an exit status shows as 0, not 0.0.
+local function whole(x)
+  return type(x) == "number" and math.tointeger(x) or x
+end
+
+-- "2026-11-28T01:46:03.440264Z rest" -> the time and the rest.
+local function stamped(data)
+  local at, rest = data:match("^(%d%d%d%d%-%d%d%-%d%dT[%d:.]+Z) (.*)$")
+  return at, rest or data
+end
+
+-- ----------------------------------------------------------------- prints
+
+-- The <print> elements complete in what a step wrote so far; `st.pend`
+-- keeps what may still become one.
+local function prints(st, text, out)
+  local pend = st.pend .. text
+  local from = 1
+  while true do
+    local s, e, body = pend:find("<print[^>]*>(.-)</print>", from)
+    if not s then break end
+    out[#out + 1] = { "print", { step = st.n, agent = st.agent, text = cut(body) } }
+    from = e + 1
+  end
+  pend = pend:sub(from)
+  local open = pend:find("<print", 1, true)
+  if open then
+    pend = pend:sub(open)
+    if #pend > M.MAX_TEXT then pend = "" end
+  else
+    pend = pend:sub(-6)
+  end
+  st.pend = pend
+end
+
+-- ------------------------------------------------------- a Claude turn
+
+local function tool_input(input)
+  if type(input) ~= "table" then return "" end
+  local text = raymond.json_encode(input) or ""
+  if #text > 200 then text = text:sub(1, 200) .. "..." end
+  return text
+end
+
+-- One stream-json line of the Claude CLI: its assistant text and tool calls.
+local function claude_line(st, line, out)
+  local ok, msg = pcall(raymond.cjson.decode, line)
+  if not ok or type(msg) ~= "table" or msg.type ~= "assistant" or type(msg.message) ~= "table" then return end
+  local content = msg.message.content
+  if type(content) ~= "table" then return end
+  for _, block in ipairs(content) do
+    if type(block) == "table" and block.type == "text" and type(block.text) == "string" then
+      out[#out + 1] = { "text", { step = st.n, agent = st.agent, text = cut(block.text) } }
+      prints(st, block.text, out)
+    elseif type(block) == "table" and block.type == "tool_use" then
+      out[#out + 1] = { "tool", { step = st.n, agent = st.agent, name = tostring(block.name),
+                                  input = tool_input(block.input) } }
+    end
+  end
+end
+
+-- A chunk of a turn's stdout: whole lines are read, the rest kept.
+local function claude_chunk(st, data, out, emit)
+  local buf = st.line .. data
+  local from = 1
+  for line, after in buf:gmatch("([^\n]*)\n()") do
+    if emit and line ~= "" then claude_line(st, line, out) end
+    from = after
+  end
+  st.line = buf:sub(from)
+  -- A line the engine would refuse (claude.LINE_MAX) is not kept either.
+  if #st.line > M.MAX_PIECE then st.line = "" end
+end
+
+-- ----------------------------------------------------------------- pieces
+
+-- The events of one piece of the record, added to `out`.  `emit` false:
+-- the piece lies before where the client left off, and only what later
+-- pieces need (which agent a step is) is kept.
+local function piece_events(f, n, piece, data, out, emit)
+  local steps = f.steps
+  if piece == "start" then
+    local ok, s = pcall(raymond.cjson.decode, data)
+    s = ok and type(s) == "table" and s or {}
+    steps[n] = { n = n, agent = s.agent, state = s.state, turn = s.turn == true, line = "", pend = "" }
+    if emit then
+      out[#out + 1] = { "step", { step = n, agent = s.agent, state = s.state, turn = s.turn == true,
+        purpose = s.purpose, name = s.name,
+        at = type(s.started_at) == "number" and runstate.iso(s.started_at) or nil } }
+    end
+    return
+  end
+  local st = steps[n] or { n = n, line = "", pend = "" }
+  steps[n] = st
+  if piece == "stdout" and st.turn then
+    claude_chunk(st, data, out, emit)
+  elseif piece == "stdout" or piece == "stderr" then
+    if emit then out[#out + 1] = { "output", { step = n, agent = st.agent, stream = piece, text = cut(data) } } end
+    -- A print begun before where the client left off ends after it.
+    if piece == "stdout" then prints(st, data, emit and out or {}) end
+  elseif piece == "end" then
+    steps[n] = nil
+    if not emit then return end
+    local ok, e = pcall(raymond.cjson.decode, data)
+    e = ok and type(e) == "table" and e or {}
+    out[#out + 1] = { "step_end", { step = n, agent = st.agent, exit = whole(e.exit), signal = e.signal,
+      duration = e.duration, cost = e.cost_usd, outcome = e.outcome, message = e.message } }
+  elseif emit and piece == "transition" then
+    local at, rest = stamped(data)
+    local agent, from, to = rest:match("^%[([^%]]*)%] (.-) %-> (.*)$")
+    out[#out + 1] = { "transition", { at = at, agent = agent, from = from, to = to or cut(rest) } }
+  elseif emit and piece == "decision" then
+    local at, rest = stamped(data)
+    out[#out + 1] = { "decision", { at = at, text = cut(rest) } }
+  elseif emit and not QUIET[piece] then
+    local at, rest = stamped(data)
+    out[#out + 1] = { "note", { piece = piece, at = at, text = cut(rest) } }
+  end
+end
+
+-- The next piece of the record at `f.off`: step, piece, data, the offset
+-- after it; or false when it is not all written yet; or nil and why the
+-- record cannot be followed.  A piece too large to show comes with no
+-- data.
+local function next_piece(f)
+  local win, err = raymond.read_range(f.path, f.off, M.WINDOW)
+  if not win then return nil, err end
+  local n, piece, len, after = win:match("^@ (%d+) ([%w._-]+) (%d+)\n()")
+  if not n then
+    if #win < 64 and not win:find("\n", 1, true) then return false end
+    return nil, string.format("the run's record is damaged at byte %d", f.off)
+  end
+  len = tonumber(len)
+  local total = after - 1 + len + 1
+  if total <= #win then
+    return tonumber(n), piece, win:sub(after, after + len - 1), f.off + total
+  end
+  local _, _, _, _, size = raymond.stat(f.path)
+  if not size or size < f.off + total then return false end
+  if len > M.MAX_PIECE or QUIET[piece] then return tonumber(n), piece, nil, f.off + total end
+  local whole = raymond.read_range(f.path, f.off, total)
+  if not whole or #whole < total then return false end
+  return tonumber(n), piece, whole:sub(after, after + len - 1), f.off + total
+end
+
+-- ----------------------------------------------------------------- stream
+
+local function frame(kind, data, id)
+  return (id and ("id: " .. id .. "\n") or "") .. "event: " .. kind .. "\ndata: "
+    .. (raymond.json_encode(data) or "{}") .. "\n\n"
+end
+
+-- The record's events from `f.off` on, sent until the record has no more
+-- or the client's buffer is full.  False when the client has gone.
+local function follow_record(f, req)
+  if f.pending then
+    local ok, why = req:send(f.pending)
+    if not ok then return why ~= "gone" end
+    f.pending = nil
+  end
+  if f.broken then return true end
+  if f.off == 0 then
+    local head = raymond.read_range(f.path, 0, #MAGIC)
+    if not head or #head < #MAGIC then return true end
+    if head ~= MAGIC then
+      f.broken = true
+      f.pending = frame("note", { piece = "error", text = "the run's record is not a raymond debug record" })
+      return true
+    end
+    f.off = #MAGIC
+  end
+  for _ = 1, 64 do
+    local n, piece, data, after = next_piece(f)
+    if n == false then return true end
+    if not n then
+      f.broken = true
+      f.pending = frame("note", { piece = "error", text = piece })
+      return true
+    end
+    local out, emit = {}, after > f.resume_from
+    if data then piece_events(f, n, piece, data, out, emit) end
+    f.off = after
+    if #out > 0 then
+      local parts = {}
+      for i, e in ipairs(out) do parts[i] = frame(e[1], e[2], i == #out and tostring(after) or nil) end
+      local text = table.concat(parts)
+      local ok, why = req:send(text)
+      if not ok then
+        if why == "gone" then return false end
+        f.pending = text
+        return true
+      end
+    end
+  end
+  return true
+end
+
+-- What tells the state changed: the state file, its journal and the lock.
+local function state_key(ws, id)
+  local parts = {}
+  local state = workspace.state_path(ws, id)
+  for i, p in ipairs({ state, runstate.journal_path(state) }) do
+    local kind, _, mtime, _, size, ino = raymond.stat(p)
+    parts[i] = kind and string.format("%.9f/%d/%d", mtime, size, ino) or "-"
+  end
+  parts[#parts + 1] = tostring(raymond.lock_held(workspace.lock_path(ws, id)))
+  return table.concat(parts, " ")
+end
+
+-- The `run` events and new asks, when the state changed since `f.key`.
+local function follow_state(f, api, id, snapshot, req)
+  if f.pending then return true end
+  local key = state_key(api.ws, id)
+  if key == f.key then return true end
+  local info = runinfo.read(api.ws, id)
+  local text = ""
+  if info.rec then
+    text = "event: run\ndata: " .. snapshot(info) .. "\n\n"
+    for _, a in ipairs(ask.pending(info.rec)) do
+      if not f.asks[a.ask.id] then
+        f.asks[a.ask.id] = true
+        text = text .. frame("ask", { ask_id = a.ask.id, agent = a.id, prompt = a.ask.prompt })
+      end
+    end
+  end
+  local ok, why = req:send(text)
+  if not ok then return why ~= "gone" end
+  f.key = key
+  return true
+end
+
+-- The offset a reconnecting client gives back: digits, else 0.
+local function last_id(req)
+  local v = req:header("Last-Event-ID") or req:arg("last_event_id") or ""
+  return v:match("^%d+$") and #v < 16 and tonumber(v) or 0
+end
+
+-- The record's events after offset `from`, all that are there now, as
+-- the SSE text a client would get.  For tests and tools: the stream
+-- sends the same.
+function M.read(path, from)
+  local out = {}
+  local sink = { send = function(_, text) out[#out + 1] = text; return true end }
+  local f = { path = path, off = 0, resume_from = from or 0, steps = {}, asks = {} }
+  repeat
+    local before = f.off
+    follow_record(f, sink)
+  until f.off == before and not f.pending
+  return table.concat(out)
+end
+
+function M.stream(api, req, id, snapshot)
+  local gone = false
+  req:stream(200, {
+    ["Content-Type"] = "text/event-stream", ["Cache-Control"] = "no-store",
+    ["X-Accel-Buffering"] = "no",
+  }, function() gone = true end)
+  local f = { path = workspace.debug_path(api.ws, id), off = 0, resume_from = last_id(req), steps = {},
+              asks = {} }
+  if not req:send("retry: 1000\n\n") then return end
+  local quiet = raymond.now()
+  while not gone do
+    if not follow_state(f, api, id, snapshot, req) then break end
+    if not follow_record(f, req) then break end
+    if raymond.now() - quiet >= M.KEEPALIVE and not f.pending then
+      -- A comment line: it keeps proxies and idle timers from ending a
+      -- stream that has nothing to say.
+      req:send(": keepalive\n\n")
+      quiet = raymond.now()
+    end
+    if not raymond.sleep(M.TICK) then break end
+  end
+  req:finish()
+end
+
+return M
