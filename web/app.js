@@ -237,7 +237,7 @@ function highlight(agents) {
 // being typed survives a refresh.
 function drawAsks(page, snap) {
   const pending = new Map();
-  for (const a of agentsOf(snap)) if (a.ask) pending.set(a.ask.id, { agent: a.id, prompt: a.ask.prompt });
+  for (const a of Array.isArray(snap.asks) ? snap.asks : []) pending.set(a.ask_id, { agent: a.agent, prompt: a.prompt });
   const box = $("asks");
   for (const form of [...box.children]) if (!pending.has(form.dataset.askId)) form.remove();
   for (const [askId, a] of pending) {
@@ -268,11 +268,6 @@ async function answer(ev, page, askId, field) {
   }
 }
 
-// The agents of a snapshot: the state file writes an empty list as {}.
-function agentsOf(snap) {
-  return Array.isArray(snap.agents) ? snap.agents : [];
-}
-
 // A run's snapshot (GET /api/runs/ID, or a `run` event) shown.
 function drawRun(page, snap) {
   const running = snap.running != null ? snap.running : snap.status === "running";
@@ -280,7 +275,7 @@ function drawRun(page, snap) {
   $("run-status").className = "status " + (snap.status || "");
   $("run-workflow").textContent = snap.workflow || "";
   $("run-started").replaceChildren(when(snap.created_at));
-  const cost = Number(snap.cost) || 0, budget = snap.launch && snap.launch.budget;
+  const cost = Number(snap.cost) || 0, budget = Number(snap.budget) || 0; // 0: none
   const meter = $("run-cost-meter");
   meter.hidden = !budget;
   if (budget) {
@@ -292,7 +287,7 @@ function drawRun(page, snap) {
   $("run-stop").disabled = !running;
   $("run-resume").disabled = running || !["failed", "stopped", "interrupted"].includes(snap.status);
   const live = new Set();
-  for (const a of agentsOf(snap)) {
+  for (const a of snap.agents || []) {
     live.add(a.id);
     page.agents.set(a.id, { state: a.state, status: a.status || (running ? "running" : snap.status) });
   }

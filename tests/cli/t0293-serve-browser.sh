@@ -107,7 +107,7 @@ test_expect_success 'the worker appears live under main in the agent tree, with 
 	wd_wait 60 "const log = document.querySelector(\"#output section[data-agent=main_worker1] pre\");
 		return !!log && log.textContent.includes(\"worker started\")" &&
 	wd_wait 60 "const log = document.querySelector(\"#output section[data-agent=main] pre\");
-		return !!log && log.textContent.includes(\"Bash echo planning\")" &&
+		return !!log && log.textContent.includes(\"tool Bash \") && log.textContent.includes(\"echo planning\")" &&
 	wd_exec "return document.getElementById(\"run-status\").textContent" | grep -qx "\"running\""
 '
 
