@@ -273,7 +273,7 @@ function drawRun(page, snap) {
   const running = snap.running != null ? snap.running : snap.status === "running";
   $("run-status").textContent = snap.status || "";
   $("run-status").className = "status " + (snap.status || "");
-  $("run-workflow").textContent = snap.workflow || "";
+  $("run-workflow").textContent = basename(snap.workflow);
   $("run-started").replaceChildren(when(snap.created_at));
   const cost = Number(snap.cost) || 0, budget = Number(snap.budget) || 0; // 0: none
   const meter = $("run-cost-meter");
@@ -311,7 +311,9 @@ function outputLine(page, agent, kind, text) {
     page.logs.set(agent, log);
     $("output-none").hidden = true;
   }
-  log.append(el("span", { className: "line " + kind }, el("span", { className: "kind", textContent: kind }), " ", text, "\n"));
+  for (const part of String(text).split("\n")) {
+    log.append(el("span", { className: "line " + kind }, el("span", { className: "kind", textContent: kind }), " ", part, "\n"));
+  }
   while (log.childNodes.length > LOG_LINES) log.firstChild.remove();
 }
 

@@ -46,6 +46,14 @@ echo '<ask next="DONE.md">Ship it?</ask>'
 EOS
 printf 'Finish with the answer {{input}}.\n\nMOCK: reply shipped <result>shipped</result>\n' >flows/fork-ask/DONE.md
 
+# A run to stop and resume: it waits for ./go.
+mkdir -p flows/slow
+cat >flows/slow/START.sh <<-\EOS
+echo "slow started"
+for i in $(seq 600); do test -e go && break; sleep 0.1; done
+echo "<result>slow done</result>"
+EOS
+
 # The runs the daemon starts inherit its environment: the fake CLI.
 export RAYMOND_CLAUDE=$FAKE FAKE_CLAUDE_DIR=$P/fake
 unset CLAUDECODE
@@ -129,7 +137,9 @@ test_expect_success 'the question is shown with a form, its state highlighted in
 	wd_wait 60 "const n = document.querySelector(\"#diagram svg g.node.current\");
 		return !!n && n.dataset.state === \"ASK.sh\" &&
 		document.querySelectorAll(\"#diagram svg g.node.current\").length === 1" &&
+	wd_post /window/rect "{\"width\": 1280, \"height\": 1500}" >/dev/null &&
 	wd_screenshot "$SHOT" &&
+	wd_post /window/rect "{\"width\": 1280, \"height\": 1000}" >/dev/null &&
 	test "$(head -c 8 "$SHOT" | od -An -tx1 | tr -d " \n")" = 89504e470d0a1a0a &&
 	test "$(stat -c %s "$SHOT")" -gt 10000
 '
@@ -165,6 +175,66 @@ test_expect_success 'the page loaded nothing from anywhere but the daemon' '
 	wd_exec "return performance.getEntriesByType(\"resource\").map(e => e.name)
 		.filter(u => !u.startsWith(arguments[0] + \"/\"))" "[\"$BASE\"]" >elsewhere &&
 	test "$(cat elsewhere)" = "[]"
+'
+
+# contrast: the smallest contrast, in the page as it is shown now, of a
+# text against its background (a button's own, else the page's), and
+# where it is.
+read -r -d '' CONTRAST <<'EOS'
+const rgb = c => (c.match(/[\d.]+/g) || [0, 0, 0]).slice(0, 4).map(Number);
+const lum = c => {
+  const [r, g, b] = rgb(c).slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+};
+const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+const page = getComputedStyle(document.body).backgroundColor;
+let worst = { ratio: 99, where: "" };
+for (const e of document.querySelectorAll("main *")) {
+  if (e.closest("[hidden], svg") || ![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+  const s = getComputedStyle(e);
+  let bg = page;
+  for (let p = e; p && p !== document.body; p = p.parentElement) {
+    const b = getComputedStyle(p).backgroundColor;
+    if (rgb(b).length < 4 || rgb(b)[3] > 0) { bg = b; break; }
+  }
+  const r = ratio(s.color, bg);
+  if (r < worst.ratio) worst = { ratio: r, where: e.tagName + "." + e.className + ": " + e.textContent.slice(0, 40) };
+}
+return worst;
+EOS
+
+test_expect_success 'a run stopped from the page is interrupted, and resumed from it completes' '
+	id=$(curl -sf -H "Authorization: Bearer $TOKEN" -d "{\"workflow\":\"flows/slow\"}" "$BASE/api/runs" | jq -r .id) &&
+	wd_go "$BASE/#/runs/$id" &&
+	wd_wait 60 "return document.getElementById(\"run-status\").textContent === \"running\" &&
+		!document.getElementById(\"run-stop\").disabled && document.getElementById(\"run-resume\").disabled" &&
+	wd_click "#run-stop" &&
+	wd_wait 60 "return document.getElementById(\"run-status\").textContent === \"interrupted\" &&
+		document.getElementById(\"run-stop\").disabled && !document.getElementById(\"run-resume\").disabled" &&
+	wd_click "#run-resume" &&
+	wd_wait 60 "return document.getElementById(\"run-status\").textContent === \"running\"" &&
+	touch "$P/go" &&
+	wd_wait 60 "return document.getElementById(\"run-status\").textContent === \"completed\" &&
+		document.getElementById(\"run-stop\").disabled && document.getElementById(\"run-resume\").disabled" &&
+	api "/api/runs/$id" | jq -e ".result == \"slow done\""
+'
+
+test_expect_success 'an error of the API is shown: a stop of a run that has ended' '
+	wd_exec "document.getElementById(\"run-stop\").disabled = false" >/dev/null &&
+	wd_click "#run-stop" &&
+	wd_wait 60 "const n = document.getElementById(\"notice\");
+		return !n.hidden && /is not running/.test(n.textContent)"
+'
+
+test_expect_success 'every text is readable, in the light and the dark colour scheme' '
+	for scheme in light dark; do
+		wd_post /goog/cdp/execute "$(jq -nc --arg v "$scheme" \
+			"{cmd: \"Emulation.setEmulatedMedia\", params: {features: [{name: \"prefers-color-scheme\", value: \$v}]}}")" \
+			>/dev/null &&
+		worst=$(wd_exec "$CONTRAST") &&
+		echo "$scheme: $worst" &&
+		jq -e ".ratio >= 4.5" <<<"$worst" >/dev/null || return 1
+	done
 '
 
 if [ -n "${SERVE_SCREENSHOT:-}" ] && [ -s "$SHOT" ]; then cp "$SHOT" "$SERVE_SCREENSHOT"; fi
