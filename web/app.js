@@ -311,13 +311,14 @@ function outputLine(page, agent, kind, text) {
     page.logs.set(agent, log);
     $("output-none").hidden = true;
   }
-  for (const part of String(text).split("\n")) {
-    log.append(el("span", { className: "line " + kind }, el("span", { className: "kind", textContent: kind }), " ", part, "\n"));
-  }
+  const lines = String(text).split("\n").map((part) =>
+    el("span", { className: "line " + kind }, el("span", { className: "kind", textContent: kind }), " ", part, "\n"));
+  log.append(...lines);
   while (log.childNodes.length > LOG_LINES) log.firstChild.remove();
 }
 
-// Each event of the stream as a line of its agent's output.
+// Each event of the stream as a line of its agent's output (hooks'
+// decisions and notes in the run's own).
 const LINES = {
   step: (d) => d.state + (d.turn ? " (a turn)" : ""),
   output: (d) => String(d.text).replace(/\n$/, ""),
@@ -325,6 +326,8 @@ const LINES = {
   tool: (d) => `${d.name} ${d.input || ""}`,
   print: (d) => d.text,
   transition: (d) => `${d.from} -> ${d.to}`,
+  decision: (d) => d.text,
+  note: (d) => d.text,
 };
 
 function follow(page) {
@@ -333,7 +336,6 @@ function follow(page) {
   for (const [kind, line] of Object.entries(LINES)) {
     es.addEventListener(kind, (e) => {
       const d = JSON.parse(e.data);
-      if (kind === "step" && page.agents.has(d.agent)) page.agents.get(d.agent).state = d.state;
       outputLine(page, d.agent || "run", d.stream === "stderr" ? "stderr" : kind, line(d));
     });
   }
@@ -410,5 +412,7 @@ function route() {
 $("launch").addEventListener("submit", launch);
 $("run-stop").addEventListener("click", () => control("stop"));
 $("run-resume").addEventListener("click", () => control("resume"));
-window.addEventListener("hashchange", route);
+// A new view takes the focus, so a keyboard or a screen reader starts
+// at its top rather than at a link of the view that is gone.
+window.addEventListener("hashchange", () => { route(); $("main").focus(); });
 route();

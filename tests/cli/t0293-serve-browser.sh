@@ -119,14 +119,22 @@ test_expect_success 'the worker appears live under main in the agent tree, with 
 	wd_exec "return document.getElementById(\"run-status\").textContent" | grep -qx "\"running\""
 '
 
-test_expect_success 'after a kill -9 of the daemon, a new one on the same port: the page follows the run on' '
+test_expect_success 'after a kill -9 of the daemon, a new one on the same port: the page follows the run on, no line twice' '
 	pid=$(cat "$TEST_ROOT/serve.pid") &&
 	kill -9 "$pid" && wait_for_exit "$pid" &&
 	start_serve "${BASE#http://}" &&
 	touch "$P/release" &&
 	wd_wait 60 "return document.getElementById(\"run-status\").textContent === \"asking\"" &&
 	wd_wait 60 "const w = document.querySelector(\"#agents li[data-agent=main_worker1]\");
-		return !!w && w.classList.contains(\"ended\")"
+		return !!w && w.classList.contains(\"ended\")" &&
+	wd_wait 60 "const log = document.querySelector(\"#output section[data-agent=main_worker1] pre\");
+		return log.textContent.includes(\"result (agent done)\")" &&
+	lines=$(wd_exec "const count = (agent, text) =>
+			document.querySelector(\"#output section[data-agent=\" + agent + \"] pre\").textContent.split(text).length - 1;
+		return [count(\"main\", \"step START.md\"), count(\"main\", \"step ASK.sh\"),
+			count(\"main_worker1\", \"worker started\"), count(\"main_worker1\", \"result (agent done)\")]") &&
+	echo "lines: $lines" &&
+	test "$lines" = "[1,1,1,1]"
 '
 
 test_expect_success 'the question is shown with a form, its state highlighted in the diagram' '
