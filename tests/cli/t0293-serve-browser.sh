@@ -5,8 +5,11 @@
 # page's form, sees its worker appear live under its parent in the agent
 # tree with its output, follows the run across a kill -9 of the daemon,
 # answers the run's question through the page's form and sees the run
-# complete with its cost.  No network: the workflow's markdown states run
-# the fake Claude Code CLI (tests/fake), which reports a cost.
+# complete with its cost; then stops and resumes another run with the
+# page's buttons, sees an error of the API shown, and checks that every
+# text is readable in the light and the dark colour scheme.  No network:
+# the workflow's markdown states run the fake Claude Code CLI
+# (tests/fake), which reports a cost.  Every wait has a ceiling of 60 s.
 #
 # The test saves a screenshot of the run page while it waits for the
 # answer.  docs/serve.png is that screenshot; to take it again:
