@@ -398,6 +398,7 @@ ray_http_listen(uv_loop_t *loop, const struct ray_http_opts *opts,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 	    MHD_OPTION_CONNECTION_TIMEOUT, opts->timeout_s,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, opts->max_header,
+	    MHD_OPTION_CONNECTION_LIMIT, opts->max_conn > 0 ? opts->max_conn : 256u,
 	    MHD_OPTION_END);
 	if (srv->d == NULL) {
 		rc = ray_err_set(err, RAY_EIO, "cannot listen on %s port %d: %s", opts->host, opts->port,

@@ -47,6 +47,7 @@ struct ray_http_opts {
 	size_t max_header;
 	size_t max_stream;
 	unsigned timeout_s;	/* an idle connection is closed after this */
+	unsigned max_conn;	/* connections at once (0: 256); more are refused */
 };
 
 typedef void (*ray_http_on_request)(void *ud, struct ray_http_req *req);

@@ -2,7 +2,8 @@
  * lua_http.c - the HTTP server (http.h) as Lua objects, for raymond serve.
  *
  *	local srv, err = raymond.http_listen{ host =, port =, max_body =,
- *	    max_header =, max_stream =, timeout =, handler = fn }
+ *	    max_header =, max_stream =, timeout =, max_connections =,
+ *	    handler = fn }
  *	    handler(req) runs as a new coroutine per request, as raymond.go
  *	    runs a function, so it may yield before it answers
  *	srv:port()                 the port it listens on
@@ -389,6 +390,7 @@ api_http_listen(lua_State *L)
 	o.max_header = (size_t)opt_field(L, "max_header", 32 * 1024, (lua_Integer)1 << 20);
 	o.max_stream = (size_t)opt_field(L, "max_stream", 1024 * 1024, (lua_Integer)1 << 30);
 	o.timeout_s = (unsigned)opt_field(L, "timeout", 60, 86400);
+	o.max_conn = (unsigned)opt_field(L, "max_connections", 256, 4096);
 	lua_getfield(L, 1, "handler");
 	luaL_checktype(L, -1, LUA_TFUNCTION);
 	s = lua_newuserdatauv(L, sizeof(*s), 0);

@@ -28,8 +28,10 @@
 -- Nothing is buffered without bound.  The record is read WINDOW bytes at
 -- a time, and no further while the client's stream buffer is full
 -- (req:send says "full"): a slow client falls behind in the file, not in
--- the daemon's memory.  An event's text is cut at MAX_TEXT bytes, and a
--- piece over MAX_PIECE bytes is passed over.
+-- the daemon's memory.  An event's text is cut at MAX_TEXT bytes, a
+-- piece over MAX_PIECE bytes is passed over, and a run whose state is over
+-- MAX_SNAPSHOT bytes of JSON gets a `run` event of its status and cost
+-- alone (too_large: GET /api/runs/ID has the rest).
 
 local raymond = require("raymond")
 local ask = require("raymond.ask")
@@ -44,6 +46,7 @@ M.WINDOW = 64 * 1024
 M.MAX_PIECE = 8 * 1024 * 1024
 M.MAX_TEXT = 16 * 1024
 M.KEEPALIVE = 15
+M.MAX_SNAPSHOT = 256 * 1024
 
 local MAGIC = "raymond record 1\n"
 
@@ -209,22 +212,42 @@ local function frame(kind, data, id)
     .. (raymond.json_encode(data) or "{}") .. "\n\n"
 end
 
+-- Send what `f.queue` holds: all of it at once when it fits, else as
+-- many whole events as fit.  True when all went, false when the client's
+-- buffer is full, nil when the client has gone.
+local function flush(f, req)
+  local q = f.queue
+  if #q == 0 then return true end
+  local ok, why = req:send(table.concat(q))
+  if ok then
+    f.queue = {}
+    return true
+  end
+  if why == "gone" then return nil end
+  local i = 1
+  while i <= #q do
+    ok, why = req:send(q[i])
+    if not ok then break end
+    i = i + 1
+  end
+  if why == "gone" then return nil end
+  f.queue = table.move(q, i, #q, 1, {})
+  return #f.queue == 0
+end
+
 -- The record's events from `f.off` on, sent until the record has no more
 -- or the client's buffer is full.  False when the client has gone.
 local function follow_record(f, req)
-  if f.pending then
-    local ok, why = req:send(f.pending)
-    if not ok then return why ~= "gone" end
-    f.pending = nil
-  end
+  local sent = flush(f, req)
+  if not sent then return sent ~= nil end
   if f.broken then return true end
   if f.off == 0 then
     local head = raymond.read_range(f.path, 0, #MAGIC)
     if not head or #head < #MAGIC then return true end
     if head ~= MAGIC then
       f.broken = true
-      f.pending = frame("note", { piece = "error", text = "the run's record is not a raymond debug record" })
-      return true
+      f.queue[1] = frame("note", { piece = "error", text = "the run's record is not a raymond debug record" })
+      return flush(f, req) ~= nil
     end
     f.off = #MAGIC
   end
@@ -233,23 +256,15 @@ local function follow_record(f, req)
     if n == false then return true end
     if not n then
       f.broken = true
-      f.pending = frame("note", { piece = "error", text = piece })
-      return true
+      f.queue[1] = frame("note", { piece = "error", text = piece })
+      return flush(f, req) ~= nil
     end
     local out, emit = {}, after > f.resume_from
     if data then piece_events(f, n, piece, data, out, emit) end
     f.off = after
-    if #out > 0 then
-      local parts = {}
-      for i, e in ipairs(out) do parts[i] = frame(e[1], e[2], i == #out and tostring(after) or nil) end
-      local text = table.concat(parts)
-      local ok, why = req:send(text)
-      if not ok then
-        if why == "gone" then return false end
-        f.pending = text
-        return true
-      end
-    end
+    for i, e in ipairs(out) do f.queue[#f.queue + 1] = frame(e[1], e[2], i == #out and tostring(after) or nil) end
+    sent = flush(f, req)
+    if not sent then return sent ~= nil end
   end
   return true
 end
@@ -262,29 +277,58 @@ local function state_key(ws, id)
     local kind, _, mtime, _, size, ino = raymond.stat(p)
     parts[i] = kind and string.format("%.9f/%d/%d", mtime, size, ino) or "-"
   end
-  parts[#parts + 1] = tostring(raymond.lock_held(workspace.lock_path(ws, id)))
+  local ok, held = pcall(raymond.lock_held, workspace.lock_path(ws, id))
+  parts[#parts + 1] = tostring(ok and held)
   return table.concat(parts, " ")
 end
 
--- The `run` events and new asks, when the state changed since `f.key`.
+-- The run as the streams of it see it now: { key =, info =, text = },
+-- shared by every stream of the run, so that many clients of one run cost
+-- one look at its files per tick and one read of its state per change.
+-- Each stream holds its run's entry (f.run), which keeps it here.
+local seen = setmetatable({}, { __mode = "v" })
+
+-- The text of a `run` event: the whole run, or, for a run whose state is
+-- too large for one event, what a list shows of it.
+local function run_text(info, snapshot)
+  local text = snapshot(info)
+  if #text <= M.MAX_SNAPSHOT then return text end
+  return raymond.json_encode({ id = info.id, status = info.status, running = info.held and true or false,
+    cost = info.cost, budget = info.budget, too_large = true })
+end
+
+local function current(ws, id, snapshot)
+  local at = raymond.now()
+  local c = seen[ws.root .. "/" .. id]
+  if c and at - c.at < M.TICK / 2 then return c end
+  local key = state_key(ws, id)
+  if not (c and c.key == key) then
+    local info = runinfo.read(ws, id)
+    c = { key = key, info = info, text = info.rec and run_text(info, snapshot) }
+  end
+  c.at = at
+  seen[ws.root .. "/" .. id] = c
+  return c
+end
+
+-- The `run` event and the new asks, when the run changed since the last
+-- one this stream sent.
 local function follow_state(f, api, id, snapshot, req)
-  if f.pending then return true end
-  local key = state_key(api.ws, id)
-  if key == f.key then return true end
-  local info = runinfo.read(api.ws, id)
-  local text = ""
-  if info.rec then
-    text = "event: run\ndata: " .. snapshot(info) .. "\n\n"
-    for _, a in ipairs(ask.pending(info.rec)) do
-      if not f.asks[a.ask.id] then
-        f.asks[a.ask.id] = true
-        text = text .. frame("ask", { ask_id = a.ask.id, agent = a.id, prompt = a.ask.prompt })
-      end
+  if #f.queue > 0 then return true end
+  local c = current(api.ws, id, snapshot)
+  f.run = c
+  if c.key == f.key or not c.text then return true end
+  local parts, asked = { "event: run\ndata: " .. c.text .. "\n\n" }, {}
+  for _, a in ipairs(ask.pending(c.info.rec)) do
+    if not f.asks[a.ask.id] then
+      asked[#asked + 1] = a.ask.id
+      parts[#parts + 1] = frame("ask", { ask_id = a.ask.id, agent = a.id, prompt = a.ask.prompt })
     end
   end
-  local ok, why = req:send(text)
+  local ok, why = req:send(table.concat(parts))
   if not ok then return why ~= "gone" end
-  f.key = key
+  for _, ask_id in ipairs(asked) do f.asks[ask_id] = true end
+  f.key = c.key
   return true
 end
 
@@ -295,16 +339,23 @@ local function last_id(req)
 end
 
 -- The record's events after offset `from`, all that are there now, as
--- the SSE text a client would get.  For tests and tools: the stream
--- sends the same.
-function M.read(path, from)
-  local out = {}
-  local sink = { send = function(_, text) out[#out + 1] = text; return true end }
-  local f = { path = path, off = 0, resume_from = from or 0, steps = {}, asks = {} }
+-- the SSE text a client would get.  With `room`, the client takes at most
+-- that many bytes between two looks, as a slow one would.  For tests and
+-- tools: the stream sends the same.
+function M.read(path, from, room)
+  local out, left = {}, math.huge
+  local sink = { send = function(_, text)
+    if #text > left then return nil, "full" end
+    left = left - #text
+    out[#out + 1] = text
+    return true
+  end }
+  local f = { path = path, off = 0, resume_from = from or 0, steps = {}, asks = {}, queue = {} }
   repeat
-    local before = f.off
+    local before, queued = f.off, #f.queue
+    left = room or math.huge
     follow_record(f, sink)
-  until f.off == before and not f.pending
+  until f.off == before and #f.queue == 0 or (f.off == before and #f.queue == queued and queued > 0)
   return table.concat(out)
 end
 
@@ -315,13 +366,13 @@ function M.stream(api, req, id, snapshot)
     ["X-Accel-Buffering"] = "no",
   }, function() gone = true end)
   local f = { path = workspace.debug_path(api.ws, id), off = 0, resume_from = last_id(req), steps = {},
-              asks = {} }
+              asks = {}, queue = {} }
   if not req:send("retry: 1000\n\n") then return end
   local quiet = raymond.now()
   while not gone do
     if not follow_state(f, api, id, snapshot, req) then break end
     if not follow_record(f, req) then break end
-    if raymond.now() - quiet >= M.KEEPALIVE and not f.pending then
+    if raymond.now() - quiet >= M.KEEPALIVE and #f.queue == 0 then
       -- A comment line: it keeps proxies and idle timers from ending a
       -- stream that has nothing to say.
       req:send(": keepalive\n\n")

@@ -112,6 +112,13 @@ T.test("from a Last-Event-ID: only what came after, and the agent of an earlier 
   end
 end)
 
+T.test("a client with little room gets the same events, in pieces", function()
+  local path = DIR .. "/a.record"
+  local whole = events.read(path)
+  T.eq(events.read(path, 0, 1000), whole, "1000 bytes at a time")
+  T.eq(events.read(path, 0, 400), whole, "400 bytes at a time")
+end)
+
 T.test("a long text is cut; a damaged record says so and sends nothing forged", function()
   local path = DIR .. "/b.record"
   local rec = assert(record.open(path))
