@@ -148,15 +148,25 @@ function runRow(r) {
   return tr;
 }
 
+// The table shows the newest runs only: a project may hold thousands,
+// and a page of thousands of rows is slow to draw and to read.
+const RUNS_SHOWN = 200;
+
 async function loadRuns() {
   try {
-    const runs = await api("GET", "/api/runs");
+    const all = await api("GET", "/api/runs");
+    const runs = all.slice(0, RUNS_SHOWN);
     const body = $("runs").tBodies[0];
     runs.forEach((r, i) => {
       const tr = runRow(r);
       if (body.rows[i] !== tr) body.insertBefore(tr, body.rows[i] || null);
     });
-    while (body.rows.length > runs.length) body.deleteRow(-1);
+    while (body.rows.length > runs.length) {
+      runRows.delete(body.rows[body.rows.length - 1].cells[0].textContent);
+      body.deleteRow(-1);
+    }
+    $("runs-count").textContent = all.length === 0 ? "No runs yet."
+      : all.length > runs.length ? `The newest ${runs.length} of ${all.length} runs.` : `${all.length} run${all.length === 1 ? "" : "s"}.`;
     clearNotice("runs");
   } catch (e) {
     showError(e, "runs");
@@ -386,15 +396,19 @@ function runPage(id) {
   };
 }
 
+// Stop or resume: the run's next snapshot (a `run` event) shows what
+// came of it, whether it comes before or after this answer.
 async function control(action) {
   const page = currentRun;
   if (!page) return;
+  const button = $("run-" + action);
+  button.disabled = true;
   clearNotice();
   try {
     await api("POST", `/api/runs/${encodeURIComponent(page.id)}/${action}`);
-    $("run-status").textContent = action === "stop" ? "stopping" : "resuming";
   } catch (e) {
     showError(e, action);
+    button.disabled = false;
   }
 }
 

@@ -182,6 +182,18 @@ test_expect_success 'the runs list shows the run completed, with its name and co
 		"$(jq -nc --arg id "$(run)" --arg c "$cost" "[\$id, \$c]")"
 '
 
+test_expect_success 'with hundreds of runs, the table shows the newest 200 and says so' '
+	id=$(run) &&
+	for i in $(seq 1 250); do
+		sed "s/\"id\":\"$id\"/\"id\":\"copy$i\"/" "$P/.raymond/state/$id.json" >"$P/.raymond/state/copy$i.json" || return 1
+	done &&
+	total=$(api /api/runs | jq length) &&
+	test "$total" -gt 250 &&
+	wd_wait 60 "return document.querySelectorAll(\"#runs tbody tr\").length === 200 &&
+		document.getElementById(\"runs-count\").textContent === \"The newest 200 of \" + arguments[0] + \" runs.\"" \
+		"[$total]"
+'
+
 test_expect_success 'the page loaded nothing from anywhere but the daemon' '
 	wd_exec "return performance.getEntriesByType(\"resource\").map(e => e.name)
 		.filter(u => !u.startsWith(arguments[0] + \"/\"))" "[\"$BASE\"]" >elsewhere &&
