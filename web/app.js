@@ -423,6 +423,9 @@ function route() {
   leave = m ? runPage(decodeURIComponent(m[1])) : runsPage();
 }
 
+// The skip link moves the focus without changing the address, whose
+// hash names the view.
+$("skip").addEventListener("click", (ev) => { ev.preventDefault(); $("main").focus(); });
 $("launch").addEventListener("submit", launch);
 $("run-stop").addEventListener("click", () => control("stop"));
 $("run-resume").addEventListener("click", () => control("resume"));

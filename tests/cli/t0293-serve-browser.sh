@@ -260,6 +260,41 @@ test_expect_success 'every text is readable, in the light and the dark colour sc
 	done
 '
 
+# unlabelled: the form controls of the page shown now that have no label
+# a screen reader would read, or that the keyboard cannot reach.
+read -r -d '' UNLABELLED <<'EOS'
+return [...document.querySelectorAll("main input, main select, main textarea, main button, main a")]
+  .filter(e => !e.closest("[hidden]"))
+  .filter(e => e.tabIndex < 0 || !((e.labels && e.labels.length) || e.textContent.trim() || e.getAttribute("aria-label")))
+  .map(e => e.outerHTML.slice(0, 80));
+EOS
+
+# key NAME...: press and release each key, Tab or Enter.
+key() {
+	local k acts=()
+	for k in "$@"; do
+		acts+=("$(jq -nc --arg k "$k" '{Tab: "\uE004", Enter: "\uE007"}[$k] as $v |
+			[{type: "keyDown", value: $v}, {type: "keyUp", value: $v}]')")
+	done
+	wd_post /actions "$(printf '%s\n' "${acts[@]}" | jq -sc '{actions: [{type: "key", id: "keys", actions: add}]}')" >/dev/null
+}
+
+test_expect_success 'every control is labelled and reached with the keyboard, the skip link first' '
+	wd_go "$BASE/#/runs/$(run)" &&
+	wd_wait 60 "return document.getElementById(\"run-status\").textContent === \"completed\"" &&
+	got=$(wd_exec "$UNLABELLED") && echo "run page, unlabelled: $got" && test "$got" = "[]" &&
+	wd_go "$BASE/#/" &&
+	wd_post /refresh "{}" >/dev/null &&
+	wd_wait 60 "return document.querySelectorAll(\"#runs tbody tr\").length > 0" &&
+	got=$(wd_exec "$UNLABELLED") && echo "runs page, unlabelled: $got" && test "$got" = "[]" &&
+	key Tab &&
+	focused=$(wd_exec "return document.activeElement.className") && echo "first Tab: $focused" &&
+	test "$focused" = "\"skip\"" &&
+	key Enter Tab &&
+	focused=$(wd_exec "return location.hash + \" \" + document.activeElement.id") && echo "then Enter, Tab: $focused" &&
+	test "$focused" = "\"#/ launch-workflow\""
+'
+
 if [ -n "${SERVE_SCREENSHOT:-}" ] && [ -s "$SHOT" ]; then cp "$SHOT" "$SERVE_SCREENSHOT"; fi
 
 test_done
