@@ -242,11 +242,15 @@ test_expect_success 'a run stopped from the page is interrupted, and resumed fro
 	api "/api/runs/$id" | jq -e ".result == \"slow done\""
 '
 
-test_expect_success 'an error of the API is shown: a stop of a run that has ended' '
+test_expect_success 'errors of the API are shown: a stop of a run that has ended, a run that does not exist' '
 	wd_exec "document.getElementById(\"run-stop\").disabled = false" >/dev/null &&
 	wd_click "#run-stop" &&
 	wd_wait 60 "const n = document.getElementById(\"notice\");
-		return !n.hidden && /is not running/.test(n.textContent)"
+		return !n.hidden && /is not running/.test(n.textContent)" &&
+	wd_go "$BASE/#/runs/nope" &&
+	wd_wait 60 "const n = document.getElementById(\"notice\");
+		return !n.hidden && n.textContent.includes(\"no run nope\") &&
+		document.getElementById(\"diagram\").textContent.includes(\"No diagram\")"
 '
 
 test_expect_success 'every text is readable, in the light and the dark colour scheme' '
