@@ -13,7 +13,7 @@ CSP="default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' dat
 # start_serve: raymond serve on a free loopback port in the background;
 # sets BASE and SERVE_PID.
 start_serve() {
-	raymond serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
+	"$RAYMOND" serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
 	SERVE_PID=$!
 	echo "$SERVE_PID" >>"$TEST_ROOT/serve.pids"
 	wait_for_line serve.out "^log in once with: " || { cat serve.out serve.err; return 1; }
