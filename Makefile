@@ -29,6 +29,7 @@ CORE     := $(filter-out src/main.c,$(SRCS))
 OBJS     := $(SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded.o
 CORE_OBJS:= $(CORE:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/embedded.o
 LUA_SRCS := $(wildcard lua/raymond/*.lua lua/raymond/*/*.lua) $(wildcard hooks/*.lua)
+WEB_SRCS := $(wildcard web/*.html web/*.js web/*.css)
 UNIT     := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT:tests/unit/%.c=$(BUILD)/tests/%)
 
@@ -58,12 +59,12 @@ $(BUILD)/raymond: $(OBJS) | deps
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) Makefile | deps $(BUILD)/obj
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -c -o $@ $<
 
-# The engine's Lua and the default hooks are compiled into the binary, the
-# engine's as bytecode of the Lua it links (tools/embed.sh).
+# The engine's Lua, the default hooks and the web page are compiled into the
+# binary, the engine's as bytecode of the Lua it links (tools/embed.sh).
 LUAC    ?= luac5.4
-$(BUILD)/gen/embedded.c: $(LUA_SRCS) tools/embed.sh | deps $(BUILD)/gen
+$(BUILD)/gen/embedded.c: $(LUA_SRCS) $(WEB_SRCS) tools/embed.sh | deps $(BUILD)/gen
 	LUAC=$(LUAC) LUA_VERSION=$$(pkg-config --modversion lua5.4) \
-	    sh tools/embed.sh $(LUA_SRCS) > $@.tmp && mv $@.tmp $@
+	    sh tools/embed.sh $(LUA_SRCS) $(WEB_SRCS) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/embedded.o: $(BUILD)/gen/embedded.c Makefile | deps $(BUILD)/obj
 	$(CC) $(CFLAGS) -Isrc -c -o $@ $<

@@ -1,9 +1,10 @@
 #!/bin/sh
-# Turn the engine's Lua modules and the default hooks into a C array so the
-# binary needs no files at run time.  Usage: embed.sh FILE... > embedded.c
+# Turn the engine's Lua modules, the default hooks and the web page of
+# raymond serve into a C array so the binary needs no files at run time.
+# Usage: embed.sh FILE... > embedded.c
 #
 # lua/raymond/engine.lua is embedded as module "raymond.engine";
-# hooks/budget.lua as "hooks/budget.lua".
+# hooks/budget.lua as "hooks/budget.lua", web/app.js as "web/app.js".
 #
 # With LUAC set (a luac of the Lua the binary links; LUA_VERSION, when
 # set, is the version it must print), the modules under lua/ are embedded

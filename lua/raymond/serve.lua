@@ -14,7 +14,8 @@
 --            script of another site sends its own: CSRF)
 --   token    `Authorization: Bearer TOKEN`, or the cookie the one-time
 --            login link set; compared in time that does not depend on
---            where it differs
+--            where it differs; the page's own files (raymond.webpage)
+--            need none, as they hold no data
 --
 -- Every error is JSON {"error": ..., "hint": ...} with its status.
 
@@ -23,6 +24,7 @@ local ask = require("raymond.ask")
 local list = require("raymond.commands.list")
 local runinfo = require("raymond.runinfo")
 local events = require("raymond.serve_events")
+local webpage = require("raymond.webpage")
 local workflows = require("raymond.serve_workflows")
 local workspace = require("raymond.workspace")
 
@@ -384,6 +386,8 @@ end
 
 -- Each path: its pattern (capturing a run id) and a handler per method.
 M.ROUTES = {
+  { webpage.INDEX, GET = webpage.index },
+  { webpage.ASSET, GET = webpage.asset },
   { "^/api/runs$", GET = Api.runs, POST = Api.launch },
   { "^/api/runs/([^/]+)$", GET = Api.run },
   { "^/api/runs/([^/]+)/events$", GET = Api.events },
@@ -399,7 +403,7 @@ function Api:handle(req)
   if self:refused(req) then return end
   local method, path = req:method(), req:path()
   if path == "/login" and method == "GET" then return self:login(req) end
-  if not self:authorised(req) then
+  if not self:authorised(req) and not webpage.public(path) then
     fail(req, 401, "a token is needed", "send Authorization: Bearer TOKEN (the file .raymond/serve/token), "
       .. "or open the login link raymond serve printed")
     return

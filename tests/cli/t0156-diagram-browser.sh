@@ -1,6 +1,7 @@
 #!/bin/bash
 # raymond diagram --html in a real browser: headless Chromium, driven
-# through chromedriver's W3C HTTP API with curl and jq, opens each page
+# through chromedriver's W3C HTTP API with curl and jq
+# (browser/webdriver.sh), opens each page
 # from a file:// URL with no network and checks that every state's node
 # is drawn (its box and its text have a size), that the page draws as
 # many edges as the Mermaid text has, that it asked for nothing (no
@@ -11,87 +12,12 @@
 # tools/apt-install.sh).  DIAGRAM_SCREENSHOT=FILE saves a PNG of the
 # review-loop page, to look at the layout.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/browser/webdriver.sh"
 
 top=${TESTS_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 
-# apt_idle: no apt or dpkg runs, so the package database is not locked.
-apt_idle() {
-	local c
-	for c in /proc/[0-9]*/comm; do
-		case $(cat "$c" 2>/dev/null) in apt | apt-get | dpkg) return 1 ;; esac
-	done
-}
-
-have_all() {
-	command -v chromium >/dev/null && command -v chromedriver >/dev/null &&
-		command -v jq >/dev/null && command -v curl >/dev/null
-}
-
-# Another test (or person) may be installing packages at the same time,
-# and apt refuses to start while the database is locked: then wait until
-# it is free and try again.
-for _ in 1 2 3; do
-	have_all && break
-	sh "$top/tools/apt-install.sh" test chromium chromium-driver jq curl && break
-	wait_until 600 apt_idle
-done
-have_all || { echo "FAIL $TEST_NAME: cannot install chromium, chromium-driver, jq and curl"; exit 1; }
-
-driver_pid= port= sid=
-stop_driver() {
-	if [ -n "$sid" ]; then curl -s -m 30 -X DELETE "http://127.0.0.1:$port/session/$sid" >/dev/null; fi
-	if [ -n "$driver_pid" ]; then
-		kill "$driver_pid" 2>/dev/null
-		wait_for_exit "$driver_pid" 30 >/dev/null || kill -KILL "$driver_pid" 2>/dev/null
-	fi
-	rm -rf "$TEST_ROOT"
-}
-trap stop_driver EXIT
-
-driver_ready() { curl -sf -m 5 "http://127.0.0.1:$port/status" 2>/dev/null | jq -e '.value.ready' >/dev/null; }
-
-# Start chromedriver on a free port: a port another program holds makes
-# it exit, and the next one is tried.
-for _ in 1 2 3 4 5; do
-	port=$((20000 + RANDOM % 20000))
-	chromedriver --port="$port" >"$TEST_ROOT/chromedriver.log" 2>&1 &
-	driver_pid=$!
-	wait_until 60 sh -c "! kill -0 $driver_pid 2>/dev/null || curl -sf -m 5 http://127.0.0.1:$port/status | jq -e .value.ready" >/dev/null
-	# Ready, and ours: not another program's on the same port.
-	if kill -0 "$driver_pid" 2>/dev/null && driver_ready; then break; fi
-	driver_pid=
-done
-if [ -z "$driver_pid" ]; then
-	echo "FAIL $TEST_NAME: chromedriver did not start"
-	sed 's/^/    /' "$TEST_ROOT/chromedriver.log"
-	exit 1
-fi
-
-# post PATH JSON: a W3C command; its "value" on stdout.  Fails, saying
-# why on stderr, when the request or the command failed.
-post() {
-	local out
-	out=$(curl -sS -m 120 -H 'Content-Type: application/json' -d "$2" "http://127.0.0.1:$port$1") || return 1
-	if ! jq -e 'has("value") and ((.value | type) != "object" or (.value | has("error") | not))' <<<"$out" >/dev/null; then
-		echo "$1 failed: $(jq -r '.value.message // .' <<<"$out" 2>/dev/null | head -c 300)" >&2
-		return 1
-	fi
-	jq -c .value <<<"$out"
-}
-
-args='["--headless=new","--disable-gpu","--disable-dev-shm-usage","--no-first-run",
-	"--disable-background-networking","--disable-component-update","--disable-sync",
-	"--window-size=1280,1000"]'
-[ "$(id -u)" = 0 ] && args=$(jq -c '. + ["--no-sandbox"]' <<<"$args")
-args=$(jq -c --arg d "--user-data-dir=$TEST_ROOT/profile" '. + [$d]' <<<"$args")
-sid=$(post /session "$(jq -nc --argjson a "$args" \
-	'{capabilities: {alwaysMatch: {browserName: "chrome",
-	  "goog:chromeOptions": {binary: "/usr/bin/chromium", args: $a}}}}')" | jq -r .sessionId)
-if [ -z "$sid" ] || [ "$sid" = null ]; then
-	echo "FAIL $TEST_NAME: no browser session"
-	sed 's/^/    /' "$TEST_ROOT/chromedriver.log"
-	exit 1
-fi
+trap 'webdriver_stop; rm -rf "$TEST_ROOT"' EXIT
+webdriver_start
 
 # What the page shows, as one JSON object: for each state name given,
 # the width of its node, its box and its text (-1 when missing); the number of
@@ -146,9 +72,8 @@ check_page() {
 	raymond diagram "$wf" >mermaid.txt &&
 	want=$(grep -cE -- '-->|==>|-\.->' mermaid.txt) &&
 	names=$(cd "$wf" && ls | grep -E '\.(md|sh)$' | jq -Rsc 'split("\n") | map(select(. != ""))') &&
-	post "/session/$sid/url" "$(jq -nc --arg u "file://$PWD/page.html" '{url: $u}')" >/dev/null &&
-	got=$(post "/session/$sid/execute/sync" "$(jq -nc --arg s "$PROBE" --argjson n "$names" \
-		'{script: $s, args: [$n]}')") &&
+	wd_go "file://$PWD/page.html" &&
+	got=$(wd_exec "$PROBE" "[$names]") &&
 	test -n "$got" &&
 	echo "$got" | jq . >probe.json &&
 	jq -e --argjson n "$names" '$n | length > 0' <<<"$got" >/dev/null &&
@@ -169,7 +94,7 @@ check_page() {
 
 # scheme light|dark: the colour scheme the page is shown in.
 scheme() {
-	post "/session/$sid/goog/cdp/execute" "$(jq -nc --arg v "$1" \
+	wd_post /goog/cdp/execute "$(jq -nc --arg v "$1" \
 		'{cmd: "Emulation.setEmulatedMedia", params: {features: [{name: "prefers-color-scheme", value: $v}]}}')" \
 		>/dev/null
 }
@@ -204,8 +129,8 @@ test_expect_success 'state names with quotes, tags and spaces are drawn as writt
 
 if [ -n "${DIAGRAM_SCREENSHOT:-}" ]; then
 	raymond diagram "$top/workflows/review-loop" --html --output "$TEST_ROOT/shot.html"
-	post "/session/$sid/url" "$(jq -nc --arg u "file://$TEST_ROOT/shot.html" '{url: $u}')" >/dev/null
-	curl -sf "http://127.0.0.1:$port/session/$sid/screenshot" | jq -r .value | base64 -d >"$DIAGRAM_SCREENSHOT"
+	wd_go "file://$TEST_ROOT/shot.html"
+	wd_screenshot "$DIAGRAM_SCREENSHOT"
 fi
 
 test_done

@@ -34,12 +34,14 @@ lists them, GET /api/runs/ID gives one and /events follows it live
 and POST /api/runs/ID/stop, /resume and /answer act on one; GET
 /api/workflows lists the workflows under the roots.  Runs started so are
 ordinary raymond processes in sessions of their own: they go on when the
-daemon stops.  Every request needs the token in .raymond/serve/token
-(made on first start, readable by you alone), as Authorization: Bearer
-TOKEN, or the cookie the one-time login link sets; the link is printed
-at start.  Requests naming another Host, or coming from another Origin,
-are refused.  The daemon keeps no state of its own: stop it at any time.
-docs/api.md has the API with curl examples.
+daemon stops.  Every API request needs the token in
+.raymond/serve/token (made on first start, readable by you alone), as
+Authorization: Bearer TOKEN, or the cookie the one-time login link sets;
+the link is printed at start, and opens the web page at /, which shows
+the runs, launches workflows and follows a run live.  Requests naming
+another Host, or coming from another Origin, are refused.  The daemon
+keeps no state of its own: stop it at any time.  docs/api.md has the
+API with curl examples.
 
 exit status: 0 stopped by SIGINT or SIGTERM, 1 it could not start]]
 
