@@ -41,7 +41,7 @@ local workspace = require("raymond.workspace")
 
 local M = {}
 
-M.TICK = 0.05
+M.TICK = 0.02
 M.WINDOW = 64 * 1024
 M.MAX_PIECE = 8 * 1024 * 1024
 M.MAX_TEXT = 16 * 1024
@@ -251,6 +251,7 @@ local function follow_record(f, req)
     end
     f.off = #MAGIC
   end
+  f.more = false
   for _ = 1, 64 do
     local n, piece, data, after = next_piece(f)
     if n == false then return true end
@@ -266,6 +267,7 @@ local function follow_record(f, req)
     sent = flush(f, req)
     if not sent then return sent ~= nil end
   end
+  f.more = true
   return true
 end
 
@@ -297,27 +299,30 @@ local function run_text(info, snapshot)
     cost = info.cost, budget = info.budget, too_large = true })
 end
 
-local function current(ws, id, snapshot)
-  local at = raymond.now()
+local function current(ws, id, snapshot, v)
   local c = seen[ws.root .. "/" .. id]
-  if c and at - c.at < M.TICK / 2 then return c end
+  if c and c.v == v then return c end
   local key = state_key(ws, id)
   if not (c and c.key == key) then
     local info = runinfo.read(ws, id)
     c = { key = key, info = info, text = info.rec and run_text(info, snapshot) }
   end
-  c.at = at
+  c.v = v
   seen[ws.root .. "/" .. id] = c
   return c
 end
 
 -- The `run` event and the new asks, when the run changed since the last
--- one this stream sent.
-local function follow_state(f, api, id, snapshot, req)
+-- one this stream sent.  `v` is the run's version (below); f.state_v
+-- the one this stream has seen the state at.
+local function follow_state(f, api, id, snapshot, req, v)
   if #f.queue > 0 then return true end
-  local c = current(api.ws, id, snapshot)
+  local c = current(api.ws, id, snapshot, v)
   f.run = c
-  if c.key == f.key or not c.text then return true end
+  if c.key == f.key or not c.text then
+    f.state_v = v
+    return true
+  end
   local parts, asked = { "event: run\ndata: " .. c.text .. "\n\n" }, {}
   for _, a in ipairs(ask.pending(c.info.rec)) do
     if not f.asks[a.ask.id] then
@@ -328,7 +333,7 @@ local function follow_state(f, api, id, snapshot, req)
   local ok, why = req:send(table.concat(parts))
   if not ok then return why ~= "gone" end
   for _, ask_id in ipairs(asked) do f.asks[ask_id] = true end
-  f.key = c.key
+  f.key, f.state_v = c.key, v
   return true
 end
 
@@ -359,6 +364,73 @@ function M.read(path, from, room)
   return table.concat(out)
 end
 
+-- ---------------------------------------------------------------- changes
+
+-- Which runs changed, from inotify watches on the folders of the state
+-- files and the records (raymond.dir_watch), so that a stream whose run
+-- did not change does nothing but compare a number each tick.  One
+-- watcher per workspace, run by a coroutine while any stream is open:
+--
+--   changes.version[id]   bumped when a file of run `id` changed
+--   changes.streams       the streams open; at 0 the coroutine ends
+--
+-- A watch that cannot be made (no such folder yet, no inotify left) or
+-- that lost events (a full queue, a folder replaced) bumps every run, and
+-- is made again; so does the tick every EVERY seconds, so a change the
+-- watches could not see (a lock dropped by a process that died) shows
+-- within that time.
+M.EVERY = 1
+
+local watchers = {}
+
+local function run_of(name)
+  return name:match("^([%w_-]+)%.")
+end
+
+local function watch_pass(w)
+  local all = raymond.now() - w.checked >= M.EVERY
+  for i, dir in ipairs(w.dirs) do
+    local changed = w.watches[i] and w.watches[i]:changes()
+    if not changed then
+      all = true
+      if w.watches[i] then w.watches[i]:close() end
+      w.watches[i] = raymond.dir_watch(dir)
+    else
+      for name in pairs(changed) do
+        local id = run_of(name)
+        if id then w.version[id] = (w.version[id] or 0) + 1 end
+      end
+    end
+  end
+  if all then
+    w.epoch = w.epoch + 1
+    w.checked = raymond.now()
+  end
+end
+
+-- The watcher of `ws`, counting one more stream of it.
+local function watcher(ws)
+  local w = watchers[ws.root]
+  if w then
+    w.streams = w.streams + 1
+    return w
+  end
+  w = { dirs = { ws.state_dir, ws.debug_root }, watches = {}, version = {}, epoch = 0, checked = 0, streams = 1 }
+  watchers[ws.root] = w
+  watch_pass(w)
+  raymond.go(function()
+    while w.streams > 0 and raymond.sleep(M.TICK / 2) do watch_pass(w) end
+    for _, watch in pairs(w.watches) do watch:close() end
+    watchers[ws.root] = nil
+  end)
+  return w
+end
+
+-- A number that changes whenever run `id` may have changed.
+local function version(w, id)
+  return (w.version[id] or 0) * 1e6 + w.epoch
+end
+
 function M.stream(api, req, id, snapshot)
   local gone = false
   req:stream(200, {
@@ -368,10 +440,17 @@ function M.stream(api, req, id, snapshot)
   local f = { path = workspace.debug_path(api.ws, id), off = 0, resume_from = last_id(req), steps = {},
               asks = {}, queue = {} }
   if not req:send("retry: 1000\n\n") then return end
+  local w = watcher(api.ws)
   local quiet = raymond.now()
   while not gone do
-    if not follow_state(f, api, id, snapshot, req) then break end
-    if not follow_record(f, req) then break end
+    local v = version(w, id)
+    -- A full queue, or a record left half read (64 pieces a pass), is
+    -- work to go on with even if nothing changed.
+    if v ~= f.state_v or v ~= f.record_v or #f.queue > 0 or f.more then
+      if not follow_state(f, api, id, snapshot, req, v) then break end
+      f.record_v = v
+      if not follow_record(f, req) then break end
+    end
     if raymond.now() - quiet >= M.KEEPALIVE and #f.queue == 0 then
       -- A comment line: it keeps proxies and idle timers from ending a
       -- stream that has nothing to say.
@@ -380,6 +459,7 @@ function M.stream(api, req, id, snapshot)
     end
     if not raymond.sleep(M.TICK) then break end
   end
+  w.streams = w.streams - 1
   req:finish()
 end
 
