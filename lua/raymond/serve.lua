@@ -139,14 +139,24 @@ end
 -- run again only when its files changed (runinfo.listing), and takes the
 -- changes every second in between; the body is made again only when one
 -- of its objects changed.
+function Api:start_listing()
+  if self.listing then return end
+  local listing = runinfo.listing(self.ws, list.json_object)
+  self.listing = listing
+  raymond.go(function()
+    while raymond.sleep(1) do listing:drain() end
+  end)
+end
+
+-- Read every run once now, so that the first GET /api/runs answers as
+-- fast as the next ones (the daemon calls it when it starts).
+function Api:warm()
+  self:start_listing()
+  self.listing:all()
+end
+
 function Api:runs(req)
-  if not self.listing then
-    local listing = runinfo.listing(self.ws, list.json_object)
-    self.listing = listing
-    raymond.go(function()
-      while raymond.sleep(1) do listing:drain() end
-    end)
-  end
+  self:start_listing()
   local values = self.listing:all()
   if self.runs_version ~= self.listing.version then
     self.runs_body = "[" .. table.concat(values, ",\n") .. "]\n"

@@ -92,6 +92,7 @@ function M.main(opts)
   end
   raymond.stdout(string.format("raymond serve: listening on %s/\nlog in once with: %s\n", api.base, api:login_link()))
   raymond.quiet_signals()
+  raymond.go(function() api:warm() end)
   while raymond.sleep(3600) do end
   srv:close()
   return 0
