@@ -71,7 +71,13 @@ function M.main(opts)
     return 1
   end
   local api
-  local srv, err = raymond.http_listen({ host = host, port = port, handler = function(req) api:handle(req) end })
+  local srv, err = raymond.http_listen({ host = host, port = port, handler = function(req)
+    -- A fault in one request's handling is that request's 500 (the
+    -- server answers a request left unanswered), never the daemon's end.
+    local what = req:method() .. " " .. req:path()
+    local ok, herr = xpcall(api.handle, debug.traceback, api, req)
+    if not ok then console.error("internal error answering " .. what .. ": " .. herr) end
+  end })
   if not srv then
     console.error("cannot listen: " .. err, nil, "choose another --listen ADDR:PORT (port 0: any free port)")
     return 1
