@@ -653,19 +653,10 @@ function M.render(g, title)
   return table.concat(out, "\n")
 end
 
-local STYLE = [[
-:root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #57606a;
-  --node: #f6f8fa; --script: #fff4d6; --accent: #0969da; --hook: #8250df; }
-@media (prefers-color-scheme: dark) {
-  :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9da7b3;
-    --node: #161b22; --script: #2b2111; --accent: #58a6ff; --hook: #d2a8ff; }
-}
-body { background: var(--bg); color: var(--fg); margin: 1.5rem;
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; }
-h1 { font-size: 1.3rem; margin: 0 0 .5rem; }
-.legend { color: var(--muted); margin: 0 0 1rem; }
-figure { margin: 0; overflow: auto; }
-svg { display: block; color: var(--muted); }
+-- The drawing's own rules, over the colours its page defines (--fg,
+-- --bg, --muted, --node, --script, --accent, --hook): also served to
+-- raymond serve's page (raymond.webpage), which draws the same SVG.
+M.DIAGRAM_STYLE = [[
 svg text { font: 13px ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace;
   fill: var(--fg); text-anchor: middle; dominant-baseline: central; }
 .node rect, .node polygon, .node circle { fill: var(--node); stroke: var(--fg); stroke-width: 1.2; }
@@ -681,6 +672,22 @@ svg text { font: 13px ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu S
 .edge.hook text { fill: var(--hook); }
 .edge rect.label { fill: var(--bg); }
 marker path { fill: currentColor; }
+]]
+
+local STYLE = [[
+:root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #57606a;
+  --node: #f6f8fa; --script: #fff4d6; --accent: #0969da; --hook: #8250df; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9da7b3;
+    --node: #161b22; --script: #2b2111; --accent: #58a6ff; --hook: #d2a8ff; }
+}
+body { background: var(--bg); color: var(--fg); margin: 1.5rem;
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; }
+h1 { font-size: 1.3rem; margin: 0 0 .5rem; }
+.legend { color: var(--muted); margin: 0 0 1rem; }
+figure { margin: 0; overflow: auto; }
+svg { display: block; color: var(--muted); }
+]] .. M.DIAGRAM_STYLE .. [[
 details { margin-top: 1.5rem; }
 pre { background: var(--node); padding: .75rem; overflow: auto; }
 ]]

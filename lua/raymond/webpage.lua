@@ -2,7 +2,7 @@
 -- web page").
 --
 --   GET /               web/index.html
---   GET /assets/NAME    web/NAME (app.js, app.css)
+--   GET /assets/NAME    web/NAME (app.js, app.css), and diagram.css
 --
 -- The files are compiled into the binary (tools/embed.sh), so the page
 -- works from any folder and cannot differ from the daemon that serves it.
@@ -51,8 +51,10 @@ end
 
 local files
 
--- The text of web/NAME, or nil.
+-- The text of web/NAME, or nil.  diagram.css is the drawing's style of
+-- raymond.svg, so the page and `raymond diagram --html` draw alike.
 function M.file(name)
+  if name == "diagram.css" then return require("raymond.svg").DIAGRAM_STYLE end
   files = files or raymond.embedded("web/")
   return files["web/" .. name]
 end

@@ -64,7 +64,7 @@ test_expect_success 'everything the page refers to is served by the daemon itsel
 		case $r in /assets/*) ;; *) echo "refers to $r"; false ;; esac &&
 		get "$r" && code_is 200 || return 1
 	done &&
-	for f in / /assets/app.js /assets/app.css; do
+	for f in / /assets/app.js /assets/app.css /assets/diagram.css; do
 		get "$f" &&
 		if grep -nE "https?://|//[a-z0-9.-]+\.[a-z]{2,}/|@import|url\([^#]" body; then
 			echo "$f refers to something outside the daemon"; false

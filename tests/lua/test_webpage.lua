@@ -41,6 +41,11 @@ T.test("/ is index.html, /assets/NAME the file, each with its type and the secur
     T.eq(got.status, 200, name)
     T.eq(got.headers["Content-Type"], ctype, name)
   end
+  req, got = request("/assets/diagram.css")
+  webpage.asset(nil, req, "diagram.css")
+  T.eq(got.body, require("raymond.svg").DIAGRAM_STYLE, "the drawing's style, as diagram --html has it")
+  T.has(got.body, ".node.script polygon")
+  T.eq(got.headers["Content-Type"], "text/css; charset=utf-8")
   T.eq(got.headers["Content-Security-Policy"], "default-src 'none'; script-src 'self'; style-src 'self'; "
     .. "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
   T.eq(got.headers["X-Content-Type-Options"], "nosniff")
