@@ -125,3 +125,52 @@ T.test("a body over max_body: refused at once when declared, after it when chunk
   T.has(fits, "HTTP/1.1 200 ")
   T.eq(called, 1, "the handler saw only the body that fits")
 end)
+
+T.test("a client that never reads a stream: send says full, the buffer stays bounded", function()
+  local dir = T.tmpdir()
+  local sent, full, why = 0, false, nil
+  local chunk = string.rep("x", 1023) .. "\n"
+  local srv <close> = assert(raymond.http_listen{ port = 0, max_stream = 64 * 1024, handler = function(req)
+    req:stream(200, { ["Content-Type"] = "text/event-stream" })
+    for _ = 1, 1024 * 1024 do
+      local ok, err = req:send(chunk)
+      if not ok then
+        full, why = true, err
+        break
+      end
+      sent = sent + #chunk
+      -- Let the loop write what it can to the socket.
+      if sent % (64 * 1024) == 0 then raymond.sleep(0.01) end
+    end
+    req:finish()
+  end })
+  -- The client asks, then reads nothing until told to stop.
+  local script = string.format('exec 3<>/dev/tcp/127.0.0.1/%d; printf "GET /s HTTP/1.1\\r\\nHost: t\\r\\n\\r\\n" >&3; '
+    .. 'while [ ! -e "%s/stop" ]; do sleep 0.05; done', srv:port(), dir)
+  local done = false
+  raymond.go(function()
+    raymond.spawn({ argv = { "bash", "-c", script }, capture = true, timeout = 60 })
+    done = true
+  end)
+  T.eq(until_true(function() return full end), true, "send said full")
+  T.eq(why, "full")
+  -- What the server holds is its 64 KiB; the rest sits in the kernel's
+  -- socket buffers, which are bounded too.
+  T.eq(sent < 16 * 1024 * 1024, true, "bytes accepted before full: " .. sent)
+  T.put(dir .. "/stop", "")
+  T.eq(until_true(function() return done end), true, "the client ended")
+end)
+
+T.test("slowloris: a connection that stops half way through its headers is closed after the idle timeout", function()
+  local called = false
+  local srv <close> = assert(raymond.http_listen{ port = 0, timeout = 1, handler = function(req)
+    called = true
+    req:respond(200, {}, "ok")
+  end })
+  local t0 = raymond.clock()
+  local answer = fetch(srv:port(), "GET /x HTTP/1.1\r\nHost: t\r\nX-Slow: a")
+  local took = raymond.clock() - t0
+  T.eq(answer, "", "closed without an answer")
+  T.eq(called, false)
+  T.eq(took >= 0.9 and took < 20, true, "closed after " .. took .. " s")
+end)
