@@ -27,8 +27,8 @@
  *   - what it sent is a sequence of whole HTTP/1.x responses, each a valid
  *     status line, headers, and the body its Content-Length or chunked
  *     framing says;
- *   - each 4xx or 5xx response of type application/json is a JSON object
- *     with an "error" string;
+ *   - each 4xx or 5xx response of type application/json is UTF-8 and a
+ *     JSON object with an "error" string;
  *   - the server keeps serving: a normal request on a new connection is
  *     answered 200 with the (empty) list of runs.
  *
@@ -361,9 +361,53 @@ header(const char *s, const char *e, const char *name)
 	return NULL;
 }
 
+/* Strict UTF-8, as JSON exchanged between systems must be (RFC 8259):
+ * no overlong forms, no surrogates, nothing past U+10FFFF.  The offset of
+ * the first bad byte, or n. */
+static size_t
+utf8_bad_at(const unsigned char *s, size_t n)
+{
+	size_t i = 0, k;
+	uint32_t cp;
+
+	while (i < n) {
+		unsigned char b = s[i];
+
+		if (b < 0x80) {
+			i++;
+			continue;
+		}
+		if (b >= 0xc2 && b <= 0xdf)
+			k = 1, cp = b & 0x1f;
+		else if (b >= 0xe0 && b <= 0xef)
+			k = 2, cp = b & 0x0f;
+		else if (b >= 0xf0 && b <= 0xf4)
+			k = 3, cp = b & 0x07;
+		else
+			return i;
+		if (n - i <= k)
+			return i;
+		for (size_t j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (s[i + j] & 0x3f);
+		}
+		if ((k == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			return i;
+		i += k + 1;
+	}
+	return n;
+}
+
 static void
 check_error_body(const char *body, size_t n, int status)
 {
+	size_t at = utf8_bad_at((const unsigned char *)body, n);
+
+	if (at < n)
+		bad("a %d answer's JSON body is not UTF-8 at byte %zu: %.*s", status,
+		    at, (int)(n > 300 ? 300 : n), body);
 	lua_pushlstring(L, body, n);
 	call("check_error", 1, 1);
 	if (!lua_isnil(L, -1))

@@ -380,4 +380,7 @@ ht bare-lf "\000GET /api/runs HTTP/1.1\nHost: 127.0.0.1:8420\nAuthorization: Bea
 ht folded "\000GET /api/runs HTTP/1.1\r\n$H$A X-Folded: a\r\n b\r\n\r\n"
 ht http2 "\000PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 ht garbage "\000\001\002\377 \r\n\r\n"
+# A bug the fuzzer found, fixed: errors quoting the request's bytes were
+# not UTF-8.
+ht regress-not-utf8 "\000GET /api/%ff%fe HTTP/1.1\r\n$H$A\r\nGET /api/runs HTTP/1.1\r\n${H}Origin: http://\355\240\200\r\n\r\nPOST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 22\r\n\r\n{\"workflow\":\"a\",\"\377\":1}"
 ls "$C"/* | sed -n '$='; for d in "$C"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done
