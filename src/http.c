@@ -39,6 +39,8 @@ struct ray_http {
 	uv_poll_t poll;
 	uv_timer_t timer;
 	int closing;
+	int running;		/* inside MHD_run: its callbacks may close */
+	int stop_pending;	/* closed meanwhile: stop once it returns */
 	int open_handles;	/* the poll and the timer, until closed */
 	struct ray_http_opts opts;
 	ray_http_on_request on_request;
@@ -73,6 +75,7 @@ struct ray_http_req {
 static const char TOO_BIG[] = "{\"error\":\"the request body is over the server's limit\"}";
 
 static void drive(struct ray_http *srv);
+static void stop(struct ray_http *srv);
 
 static void
 on_poll(uv_poll_t *p, int status, int events)
@@ -96,7 +99,17 @@ drive(struct ray_http *srv)
 
 	if (srv->closing)
 		return;
+	srv->running++;
 	MHD_run(srv->d);
+	srv->running--;
+	if (srv->closing) {
+		/* A callback closed the server: stop it now that MHD is out. */
+		if (srv->stop_pending && srv->running == 0) {
+			srv->stop_pending = 0;
+			stop(srv);
+		}
+		return;
+	}
 	if (MHD_get_timeout(srv->d, &to) == MHD_YES)
 		uv_timer_start(&srv->timer, on_timer, to, 0);
 	else
@@ -489,6 +502,25 @@ on_closed(uv_handle_t *h)
 		free(srv);
 }
 
+/*
+ * MHD may not be stopped with a connection suspended (it aborts the
+ * process), and a resumed one leaves MHD's list of suspended ones only in
+ * MHD_run.  A request waiting for its answer, or a stream for more to
+ * send, is resumed and run once more; with `closing` set, neither
+ * suspends again: each connection is dropped.
+ */
+static void
+stop(struct ray_http *srv)
+{
+	for (struct ray_http_req *req = srv->reqs; req != NULL; req = req->next)
+		resume(req);
+	srv->running++;
+	MHD_run(srv->d);
+	/* Every request is completed (its on_gone called) here. */
+	MHD_stop_daemon(srv->d);
+	srv->running--;
+}
+
 void
 ray_http_close(struct ray_http *srv)
 {
@@ -496,20 +528,16 @@ ray_http_close(struct ray_http *srv)
 		return;
 	srv->closing = 1;
 	uv_poll_stop(&srv->poll);
+	/* The handles' close callbacks, which free srv, come from the loop,
+	 * after any MHD_run under way has returned. */
 	uv_close((uv_handle_t *)&srv->poll, on_closed);
 	uv_close((uv_handle_t *)&srv->timer, on_closed);
-	/*
-	 * MHD may not be stopped with a connection suspended (it aborts the
-	 * process), and a resumed one leaves MHD's list of suspended ones
-	 * only in MHD_run.  A request waiting for its answer, or a stream
-	 * for more to send, is resumed and run once more; with `closing`
-	 * set, neither suspends again: each connection is dropped.
-	 */
-	for (struct ray_http_req *req = srv->reqs; req != NULL; req = req->next)
-		resume(req);
-	MHD_run(srv->d);
-	/* Every request is completed (its on_gone called) here. */
-	MHD_stop_daemon(srv->d);
+	/* Closed by a handler or a finalizer that MHD_run reached: MHD is
+	 * still using the connection, so it stops when MHD_run returns. */
+	if (srv->running > 0)
+		srv->stop_pending = 1;
+	else
+		stop(srv);
 }
 
 /* ---- reading a request ---------------------------------------------- */

@@ -15,6 +15,8 @@
  *	        ray_http_end(req)               the stream is over
  *	ray_http_port(srv)                      the port it listens on (given 0: chosen)
  *	ray_http_close(srv)                     stops listening, drops every connection
+ *	                                        (also from on_request or on_gone: then
+ *	                                        once the connection in hand is let go)
  *
  * A request whose body is over opts.max_body, or whose header is over
  * opts.max_header, is answered 413 or 431 by the adapter without reaching

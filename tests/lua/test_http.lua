@@ -174,3 +174,20 @@ T.test("slowloris: a connection that stops half way through its headers is close
   T.eq(called, false)
   T.eq(took >= 0.9 and took < 20, true, "closed after " .. took .. " s")
 end)
+
+T.test("a handler may close its own server: it stops once the request in hand is done with", function()
+  local srv
+  local results = {}
+  srv = assert(raymond.http_listen{ port = 0, handler = function(req)
+    srv:close()
+    -- MHD still holds this connection: the stop waits until it lets go.
+    results = { req:header("Host"), req:respond(200, {}, "last") }
+  end })
+  local port = srv:port()
+  local answer = get(port, "/x")
+  T.same(results, { "t", true })
+  T.has(answer, "HTTP/1.1 200")
+  T.has(answer, "last")
+  -- And it is closed: a new connection is refused.
+  T.eq(get(port, "/y"), "")
+end)
