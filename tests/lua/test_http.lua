@@ -191,3 +191,16 @@ T.test("a handler may close its own server: it stops once the request in hand is
   -- And it is closed: a new connection is refused.
   T.eq(get(port, "/y"), "")
 end)
+
+T.test("pipelined requests behind a handler that waits are answered in order", function()
+  local srv <close> = assert(raymond.http_listen{ port = 0, handler = function(req)
+    if req:path() == "/slow" then raymond.sleep(0.1) end
+    req:respond(200, {}, "<" .. req:method() .. " " .. req:path() .. " " .. req:body() .. ">")
+  end })
+  local answer = fetch(srv:port(), "GET /slow HTTP/1.1\r\nHost: t\r\n\r\nGET /fast HTTP/1.1\r\nHost: t\r\n\r\n"
+    .. "POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}"
+    .. "GET /end HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+  local bodies = {}
+  for b in answer:gmatch("<([^>]*)>") do bodies[#bodies + 1] = b end
+  T.same(bodies, { "GET /slow ", "GET /fast ", "POST /slow {}", "GET /end " })
+end)
