@@ -20,7 +20,7 @@
  *
  * A request whose body is over opts.max_body, or whose header is over
  * opts.max_header, is answered 413 or 431 by the adapter without reaching
- * on_request.  `headers` given to respond and stream are name, value pairs
+ * on_request (413 before the body is read when Content-Length says so).  `headers` given to respond and stream are name, value pairs
  * ending with NULL.
  *
  * Ownership: the server owns each request.  The caller may use `req` from
@@ -29,9 +29,10 @@
  * away or the server closed), after which `req` is gone.  A caller that
  * answers later than on_request names its on_gone with ray_http_watch:
  * the server drops a request waiting for its answer when it closes (the
- * client going away is seen only when the answer is sent).  A stream buffers what is sent
- * while the client reads slowly, up to opts.max_stream bytes: past that
- * ray_http_send returns RAY_ETOOBIG and the stream should be ended.
+ * client going away is seen only when the answer is sent).  A stream
+ * buffers what is sent while the client reads slowly, up to
+ * opts.max_stream bytes: past that ray_http_send returns RAY_ETOOBIG and
+ * the stream should be ended.
  *
  * Errors: 0 or a negative code with `err` filled, as ray.h says.
  */
