@@ -10,7 +10,9 @@ command -v curl >/dev/null 2>&1 || sh "$TESTS_TOP/tools/apt-install.sh" test cur
 # start_serve: raymond serve on a free loopback port in the background;
 # sets BASE, TOKEN, LINK and SERVE_PID.
 start_serve() {
-	raymond serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
+	# The binary itself, not the raymond function: the function would run
+	# in a subshell whose pid is $!, and kill would leave the daemon.
+	"$RAYMOND" serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
 	SERVE_PID=$!
 	echo "$SERVE_PID" >>"$TEST_ROOT/serve.pids"
 	wait_for_line serve.out "^log in once with: " || { cat serve.out serve.err; return 1; }
