@@ -14,7 +14,7 @@
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_CC      ?= clang-14
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS := tagparse claude frontmatter runstate archive journal termsafe bridge
+FUZZ_TARGETS := tagparse claude frontmatter runstate archive journal termsafe bridge http
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE $(FUZZ_SAN)

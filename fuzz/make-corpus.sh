@@ -13,7 +13,8 @@
 # raymond itself (completed, failed inside a call, forks, markdown turns,
 # hook data) and damaged ones; journals a killed run left, whole, cut and
 # with a flipped bit; zip archives made by mkzip in both layouts
-# and every refused shape, plus damaged ones.
+# and every refused shape, plus damaged ones; HTTP requests to raymond
+# serve, good and bad, whole, cut, pipelined and over its caps.
 set -eu
 
 top=$(pwd)
@@ -28,7 +29,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/raymond-corpus.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$C"
-mkdir -p "$C"/{tagparse,claude,frontmatter,runstate,archive,journal,termsafe,bridge}
+mkdir -p "$C"/{tagparse,claude,frontmatter,runstate,archive,journal,termsafe,bridge,http}
 
 # ---- tagparse: HEADER (printf format) then the payload ------------------
 # Header byte 0: chunk-size count n (low 3 bits), r (high 5 bits; 31
@@ -332,4 +333,54 @@ printf '\000\000GET / HTTP/1.0\r\n\r\n' >"$C/bridge/not-a-frame"
 printf '\003\001RAYB\001\000\000\000\000\000\000\002{}' >"$C/bridge/answer"
 printf '\000\001RAYB\001\002\000\000\000\000\000\004deny' >"$C/bridge/answer-deny"
 printf '\000\001RAYB\002\007\000\000\000\000\000\000' >"$C/bridge/answer-bad"
+# ---- http: a byte of cuts (bits 0-1: how many, bit 2: the client leaves
+# without reading), the cuts, then the bytes a client sends
+# (fuzz/fuzz_http.c; its server knows this token, login code and Host) ----
+T=f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0
+CODE=c0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0dec0de
+H='Host: 127.0.0.1:8420\r\n'
+A="Authorization: Bearer $T\r\n"
+ht() { printf '%b' "$2" >"$C/http/$1"; }
+ht runs "\000GET /api/runs HTTP/1.1\r\n$H$A\r\n"
+ht runs-no-token "\000GET /api/runs HTTP/1.1\r\n$H\r\n"
+ht runs-bad-token "\000GET /api/runs HTTP/1.1\r\n${H}Authorization: Bearer 0000\r\n\r\n"
+ht runs-cookie "\000GET /api/runs HTTP/1.1\r\n${H}Cookie: a=b; raymond_token=$T\r\n\r\n"
+ht run-missing "\000GET /api/runs/nope HTTP/1.1\r\n$H$A\r\n"
+ht run-bad-id "\000GET /api/runs/..%2f..%2fx%00y%ff HTTP/1.1\r\n$H$A\r\n"
+ht login "\000GET /login?code=$CODE HTTP/1.1\r\n$H\r\n"
+ht login-twice "\000GET /login?code=$CODE HTTP/1.1\r\n$H\r\nGET /login?code=$CODE HTTP/1.1\r\n$H\r\n"
+ht other-host "\000GET /api/runs HTTP/1.1\r\nHost: attacker.example\r\n$A\r\n"
+ht localhost "\000GET /api/runs HTTP/1.1\r\nHost: localhost:8420\r\n$A\r\n"
+ht other-origin "\000POST /api/runs HTTP/1.1\r\n${H}Origin: http://attacker.example\r\n$A\r\n"
+ht no-host-1.0 "\000GET /api/runs HTTP/1.0\r\n\r\n"
+ht not-allowed "\000DELETE /api/runs HTTP/1.1\r\n$H$A\r\n"
+ht no-route "\000GET /api/elsewhere?x=%zz HTTP/1.1\r\n$H$A\r\n"
+ht launch-outside "\000POST /api/runs HTTP/1.1\r\n$H${A}Content-Type: application/json\r\nContent-Length: 39\r\n\r\n{\"workflow\":\"wf\",\"input\":\"x\",\"budget\":1}"
+ht launch-bad-json "\002\100\240POST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 14\r\n\r\n{\"workflow\":1,"
+ht launch-unknown "\000POST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 21\r\n\r\n{\"workflow\":\"a\",\"x\":1}"
+ht launch-type "\000POST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 14\r\n\r\n{\"workflow\":1}"
+ht launch-array "\000POST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 2\r\n\r\n[]"
+ht launch-deep "\000POST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 40\r\n\r\n[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+ht resume "\000POST /api/runs/nope/resume HTTP/1.1\r\n$H${A}Content-Length: 2\r\n\r\n{}"
+ht answer "\000POST /api/runs/nope/answer HTTP/1.1\r\n$H${A}Content-Length: 27\r\n\r\n{\"ask_id\":\"a\",\"text\":\"yes\"}"
+ht chunked "\003\120\170\230POST /api/runs HTTP/1.1\r\n$H${A}Transfer-Encoding: chunked\r\n\r\n5;x=1\r\n{\"wor\r\na\r\nkflow\":\"w\"\r\n1\r\n}\r\n0\r\nX-Trailer: 1\r\n\r\n"
+ht chunked-bad "\000POST /api/runs HTTP/1.1\r\n$H${A}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"
+ht chunked-huge "\000POST /api/runs HTTP/1.1\r\n$H${A}Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n{}\r\n0\r\n\r\n"
+ht both-lengths "\000POST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+ht length-huge "\000POST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 99999999999999999999\r\n\r\n{}"
+ht length-over "\000POST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 2000\r\n\r\n{\"workflow\":\"$(printf 'a%.0s' $(seq 1 1985))\"}"
+ht chunked-over "\001\200POST /api/runs HTTP/1.1\r\n$H${A}Transfer-Encoding: chunked\r\n\r\n$(for _ in 1 2 3; do printf '190\\r\\n%s\\r\\n' "$(printf 'b%.0s' $(seq 1 400))"; done)0\r\n\r\n"
+ht header-over "\000GET /api/runs HTTP/1.1\r\n${H}X-Big: $(printf 'x%.0s' $(seq 1 4200))\r\n$A\r\n"
+ht pipelined "\002\060\220GET /api/runs HTTP/1.1\r\n$H$A\r\nPOST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 2\r\n\r\n{}GET /login?code=x HTTP/1.1\r\n$H\r\n"
+ht pipelined-head "\000HEAD /api/runs HTTP/1.1\r\n$H$A\r\nGET /api/runs/x HTTP/1.1\r\n$H$A\r\n"
+ht expect-continue "\000POST /api/runs/x/answer HTTP/1.1\r\n$H${A}Expect: 100-continue\r\nContent-Length: 2\r\n\r\n{}"
+ht cut-headers "\004GET /api/runs HTTP/1.1\r\n${H}Authori"
+ht cut-body "\005\200POST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 100\r\n\r\n{\"workflow\":"
+ht bare-lf "\000GET /api/runs HTTP/1.1\nHost: 127.0.0.1:8420\nAuthorization: Bearer $T\n\n"
+ht folded "\000GET /api/runs HTTP/1.1\r\n$H$A X-Folded: a\r\n b\r\n\r\n"
+ht http2 "\000PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+ht garbage "\000\001\002\377 \r\n\r\n"
+# A bug the fuzzer found, fixed: errors quoting the request's bytes were
+# not UTF-8.
+ht regress-not-utf8 "\000GET /api/%ff%fe HTTP/1.1\r\n$H$A\r\nGET /api/runs HTTP/1.1\r\n${H}Origin: http://\355\240\200\r\n\r\nPOST /api/runs HTTP/1.1\r\n$H${A}Content-Length: 22\r\n\r\n{\"workflow\":\"a\",\"\377\":1}"
 ls "$C"/* | sed -n '$='; for d in "$C"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done

@@ -39,17 +39,21 @@ struct ray_http {
 	uv_poll_t poll;
 	uv_timer_t timer;
 	int closing;
+	int running;		/* inside MHD_run: its callbacks may close */
+	int stop_pending;	/* closed meanwhile: stop once it returns */
 	int open_handles;	/* the poll and the timer, until closed */
 	struct ray_http_opts opts;
 	ray_http_on_request on_request;
 	void *ud;
 	int port;
+	struct ray_http_req *reqs;	/* every request not yet completed */
 };
 
 enum req_phase { READING, WAITING, ANSWERED, STREAMING, DONE };
 
 struct ray_http_req {
 	struct ray_http *srv;
+	struct ray_http_req *next, **prevp;	/* on srv->reqs */
 	struct MHD_Connection *c;
 	enum req_phase phase;
 	int suspended;
@@ -68,7 +72,10 @@ struct ray_http_req {
 	void *gone_ud;
 };
 
+static const char TOO_BIG[] = "{\"error\":\"the request body is over the server's limit\"}";
+
 static void drive(struct ray_http *srv);
+static void stop(struct ray_http *srv);
 
 static void
 on_poll(uv_poll_t *p, int status, int events)
@@ -92,7 +99,17 @@ drive(struct ray_http *srv)
 
 	if (srv->closing)
 		return;
+	srv->running++;
 	MHD_run(srv->d);
+	srv->running--;
+	if (srv->closing) {
+		/* A callback closed the server: stop it now that MHD is out. */
+		if (srv->stop_pending && srv->running == 0) {
+			srv->stop_pending = 0;
+			stop(srv);
+		}
+		return;
+	}
 	if (MHD_get_timeout(srv->d, &to) == MHD_YES)
 		uv_timer_start(&srv->timer, on_timer, to, 0);
 	else
@@ -171,6 +188,8 @@ ray_http_respond(struct ray_http_req *req, int status, const char *const *header
 	req->pending = r;
 	req->pending_status = status;
 	req->phase = ANSWERED;
+	/* The caller has let go of it. */
+	req->on_gone = NULL;
 	if (req->suspended) {
 		resume(req);
 		kick(req->srv);
@@ -190,6 +209,9 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	if (left == 0) {
 		if (req->ended)
 			return MHD_CONTENT_READER_END_OF_STREAM;
+		/* The server is closing: no connection may stay suspended. */
+		if (req->srv->closing)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
 		/* Nothing to send: wait for ray_http_send to resume it. */
 		req->suspended = 1;
 		MHD_suspend_connection(req->c);
@@ -248,6 +270,15 @@ ray_http_send(struct ray_http_req *req, const char *data, size_t len)
 }
 
 void
+ray_http_watch(struct ray_http_req *req, ray_http_on_gone on_gone, void *gone_ud)
+{
+	if (req->phase != WAITING)
+		return;
+	req->on_gone = on_gone;
+	req->gone_ud = gone_ud;
+}
+
+void
 ray_http_end(struct ray_http_req *req)
 {
 	if (req->phase != STREAMING || req->ended)
@@ -281,6 +312,11 @@ new_req(struct ray_http *srv, struct MHD_Connection *c, const char *url, const c
 		free(req);
 		return NULL;
 	}
+	req->next = srv->reqs;
+	if (req->next)
+		req->next->prevp = &req->next;
+	req->prevp = &srv->reqs;
+	srv->reqs = req;
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci && ci->client_addr) {
 		const struct sockaddr *sa = ci->client_addr;
@@ -290,6 +326,24 @@ new_req(struct ray_http *srv, struct MHD_Connection *c, const char *url, const c
 			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, req->peer, sizeof(req->peer));
 	}
 	return req;
+}
+
+/* A body the client says is over the limit (Content-Length, unless the
+ * body is chunked, when the length counts only as it comes). */
+static int
+declared_too_big(struct MHD_Connection *c, size_t max)
+{
+	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_LENGTH);
+	char *end;
+	unsigned long long n;
+
+	if (len == NULL || MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL)
+		return 0;
+	errno = 0;
+	n = strtoull(len, &end, 10);
+	return end != len && (errno == ERANGE || n > max);
 }
 
 static enum MHD_Result
@@ -305,6 +359,12 @@ on_access(void *cls, struct MHD_Connection *c, const char *url, const char *meth
 		if (req == NULL)
 			return MHD_NO;
 		*con_cls = req;
+		/* Answered before the body is read: MHD then closes the
+		 * connection instead of reading a body nobody wants. */
+		if (declared_too_big(c, srv->opts.max_body)) {
+			req->phase = DONE;
+			return queue_plain(c, 413, TOO_BIG);
+		}
 		return MHD_YES;
 	}
 	if (req->phase == READING && *size > 0) {
@@ -318,7 +378,7 @@ on_access(void *cls, struct MHD_Connection *c, const char *url, const char *meth
 	if (req->phase == READING) {
 		if (req->too_big) {
 			req->phase = DONE;
-			return queue_plain(c, 413, "{\"error\":\"the request body is over the server's limit\"}");
+			return queue_plain(c, 413, TOO_BIG);
 		}
 		req->phase = WAITING;
 		srv->on_request(srv->ud, req);
@@ -328,7 +388,10 @@ on_access(void *cls, struct MHD_Connection *c, const char *url, const char *meth
 			return queue_pending(req);
 		return MHD_YES;
 	}
-	/* No answer yet: wait for it without holding the loop. */
+	/* No answer yet: wait for it without holding the loop; unless the
+	 * server is closing, which drops the connection (and calls on_gone). */
+	if (srv->closing)
+		return MHD_NO;
 	if (!req->suspended) {
 		req->suspended = 1;
 		MHD_suspend_connection(c);
@@ -348,6 +411,9 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (req == NULL)
 		return;
 	*con_cls = NULL;
+	*req->prevp = req->next;
+	if (req->next)
+		req->next->prevp = req->prevp;
 	if (req->on_gone)
 		req->on_gone(req->gone_ud, req);
 	if (req->pending)
@@ -437,6 +503,25 @@ on_closed(uv_handle_t *h)
 		free(srv);
 }
 
+/*
+ * MHD may not be stopped with a connection suspended (it aborts the
+ * process), and a resumed one leaves MHD's list of suspended ones only in
+ * MHD_run.  A request waiting for its answer, or a stream for more to
+ * send, is resumed and run once more; with `closing` set, neither
+ * suspends again: each connection is dropped.
+ */
+static void
+stop(struct ray_http *srv)
+{
+	for (struct ray_http_req *req = srv->reqs; req != NULL; req = req->next)
+		resume(req);
+	srv->running++;
+	MHD_run(srv->d);
+	/* Every request is completed (its on_gone called) here. */
+	MHD_stop_daemon(srv->d);
+	srv->running--;
+}
+
 void
 ray_http_close(struct ray_http *srv)
 {
@@ -444,10 +529,16 @@ ray_http_close(struct ray_http *srv)
 		return;
 	srv->closing = 1;
 	uv_poll_stop(&srv->poll);
+	/* The handles' close callbacks, which free srv, come from the loop,
+	 * after any MHD_run under way has returned. */
 	uv_close((uv_handle_t *)&srv->poll, on_closed);
 	uv_close((uv_handle_t *)&srv->timer, on_closed);
-	/* Every request is completed (a stream's on_gone called) here. */
-	MHD_stop_daemon(srv->d);
+	/* Closed by a handler or a finalizer that MHD_run reached: MHD is
+	 * still using the connection, so it stops when MHD_run returns. */
+	if (srv->running > 0)
+		srv->stop_pending = 1;
+	else
+		stop(srv);
 }
 
 /* ---- reading a request ---------------------------------------------- */

@@ -12,12 +12,18 @@
  *	req:header(name), req:arg(name)     nil when absent
  *	req:respond(status, headers, body)  once; headers a table name -> value
  *	req:stream(status, headers [, on_gone])
+ *	    both: true, or nil and "gone"
  *	req:send(text)             true, or nil and "gone" / "full"
  *	req:finish()               end the stream
  *
+ * A request is gone when its client went away or the server closed while
+ * the handler still held it: then respond and stream return nil, "gone"
+ * and the getters nil, so that a handler that waited (a launch, a stream)
+ * ends quietly.  Using a request after answering it is an error.
+ *
  * Ownership: a request's userdata points at the C request while it may be
  * used, and is cleared when the answer is given, when a stream ends, or
- * when its client goes (on_gone).  A request collected without an answer
+ * when the request goes (on_gone).  A request collected without an answer
  * is answered 500, so no client waits for ever.  A stream's userdata is
  * kept in the registry while it streams, so the collector cannot end it.
  */
@@ -45,9 +51,12 @@ struct req {
 	struct server *s;
 	int self_ref;		/* held while it streams */
 	int gone_ref;		/* the stream's on_gone */
+	int gone;		/* the client or the server went first */
 };
 
 static const char NO_ANSWER[] = "{\"error\":\"the server gave no answer\"}";
+
+static void on_gone(void *ud, struct ray_http_req *r);
 
 /* A request on its way into Lua. */
 struct arrival {
@@ -98,8 +107,10 @@ start_handler(lua_State *L)
 	u->r = a->r;
 	u->s = a->s;
 	u->self_ref = u->gone_ref = LUA_NOREF;
+	u->gone = 0;
 	luaL_setmetatable(L, REQ_MT);
 	a->made = 1;
+	ray_http_watch(a->r, on_gone, u);
 	lua_call(L, 3, 0);
 	return 0;
 }
@@ -127,12 +138,21 @@ check_req(lua_State *L)
 	return u;
 }
 
+/* The C request, or NULL if it is gone; an error once answered. */
 static struct ray_http_req *
 live(lua_State *L, struct req *u, const char *what)
 {
-	if (u->r == NULL)
-		luaL_error(L, "req:%s: the request is answered or its client is gone", what);
+	if (u->r == NULL && !u->gone)
+		luaL_error(L, "req:%s: the request is answered", what);
 	return u->r;
+}
+
+static int
+push_gone(lua_State *L)
+{
+	lua_pushnil(L);
+	lua_pushliteral(L, "gone");
+	return 2;
 }
 
 /* The headers table at `idx` as name, value pairs ending with NULL. */
@@ -178,6 +198,8 @@ req_respond(lua_State *L)
 	const char *body = luaL_optlstring(L, 4, "", &len);
 
 	headers_of(L, 3, hdrs);
+	if (r == NULL)
+		return push_gone(L);
 	if (ray_http_respond(r, status, hdrs, body, len) < 0)
 		return luaL_error(L, "req:respond: the request cannot be answered now");
 	u->r = NULL;
@@ -194,6 +216,7 @@ on_gone(void *ud, struct ray_http_req *r)
 
 	(void)r;
 	u->r = NULL;
+	u->gone = 1;
 	if (u->gone_ref != LUA_NOREF) {
 		lua_rawgeti(L, LUA_REGISTRYINDEX, s->go_ref);
 		lua_rawgeti(L, LUA_REGISTRYINDEX, u->gone_ref);
@@ -216,6 +239,8 @@ req_stream(lua_State *L)
 	const char *hdrs[2 * MAX_HEADERS + 1];
 
 	headers_of(L, 3, hdrs);
+	if (r == NULL)
+		return push_gone(L);
 	if (!lua_isnoneornil(L, 4)) {
 		luaL_checktype(L, 4, LUA_TFUNCTION);
 		lua_pushvalue(L, 4);
@@ -237,11 +262,8 @@ req_send(lua_State *L)
 	const char *text = luaL_checklstring(L, 2, &len);
 	int rc;
 
-	if (u->r == NULL) {
-		lua_pushnil(L);
-		lua_pushliteral(L, "gone");
-		return 2;
-	}
+	if (u->r == NULL)
+		return push_gone(L);
 	rc = ray_http_send(u->r, text, len);
 	if (rc == RAY_ETOOBIG) {
 		lua_pushnil(L);
@@ -291,46 +313,59 @@ push_or_nil(lua_State *L, const char *s)
 	return 1;
 }
 
+/* Each getter gives nil for a request that is gone. */
 static int
 req_method(lua_State *L)
 {
-	return push_or_nil(L, ray_http_method(live(L, check_req(L), "method")));
+	struct ray_http_req *r = live(L, check_req(L), "method");
+
+	return push_or_nil(L, r ? ray_http_method(r) : NULL);
 }
 
 static int
 req_path(lua_State *L)
 {
-	return push_or_nil(L, ray_http_path(live(L, check_req(L), "path")));
+	struct ray_http_req *r = live(L, check_req(L), "path");
+
+	return push_or_nil(L, r ? ray_http_path(r) : NULL);
 }
 
 static int
 req_peer(lua_State *L)
 {
-	return push_or_nil(L, ray_http_peer(live(L, check_req(L), "peer")));
+	struct ray_http_req *r = live(L, check_req(L), "peer");
+
+	return push_or_nil(L, r ? ray_http_peer(r) : NULL);
 }
 
 static int
 req_header(lua_State *L)
 {
 	struct ray_http_req *r = live(L, check_req(L), "header");
+	const char *name = luaL_checkstring(L, 2);
 
-	return push_or_nil(L, ray_http_header(r, luaL_checkstring(L, 2)));
+	return push_or_nil(L, r ? ray_http_header(r, name) : NULL);
 }
 
 static int
 req_arg(lua_State *L)
 {
 	struct ray_http_req *r = live(L, check_req(L), "arg");
+	const char *name = luaL_checkstring(L, 2);
 
-	return push_or_nil(L, ray_http_arg(r, luaL_checkstring(L, 2)));
+	return push_or_nil(L, r ? ray_http_arg(r, name) : NULL);
 }
 
 static int
 req_body(lua_State *L)
 {
+	struct ray_http_req *r = live(L, check_req(L), "body");
 	size_t len;
-	const char *b = ray_http_body(live(L, check_req(L), "body"), &len);
+	const char *b;
 
+	if (r == NULL)
+		return push_or_nil(L, NULL);
+	b = ray_http_body(r, &len);
 	lua_pushlstring(L, b, len);
 	return 1;
 }

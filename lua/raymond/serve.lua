@@ -89,8 +89,10 @@ local function answer(req, status, body)
   req:respond(status, JSON, raymond.json_encode(body) .. "\n")
 end
 
+-- A message may quote the request (its path, a header, a field's name):
+-- shown printable, it is UTF-8, as JSON must be, whatever bytes came.
 local function fail(req, status, msg, hint)
-  answer(req, status, { error = msg, hint = hint })
+  answer(req, status, { error = raymond.printable(msg), hint = hint and raymond.printable(hint) })
 end
 
 local function cookie(req)

@@ -115,5 +115,16 @@ test_expect_success 'a run goes on when the daemon is killed, and the next daemo
 	stop_serve
 '
 
+test_expect_success 'an error quoting bytes of the request that are not UTF-8 is still UTF-8 JSON' '
+	start_serve &&
+	get "/api/%ff%fe" -H "Authorization: Bearer $TOKEN" && code_is 404 &&
+	iconv -f UTF-8 -t UTF-8 body >/dev/null && has "no such path: /api/" &&
+	get /api/runs -H "Authorization: Bearer $TOKEN" -H "$(printf "Origin: http://\\355\\240\\200")" && code_is 403 &&
+	iconv -f UTF-8 -t UTF-8 body >/dev/null && has "another origin" &&
+	post /api/runs "$(printf "{\"workflow\":\"a\",\"\\377\":1}")" && code_is 400 &&
+	iconv -f UTF-8 -t UTF-8 body >/dev/null && has "unknown field" &&
+	stop_serve
+'
+
 serve_cleanup
 test_done
