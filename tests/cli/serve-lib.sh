@@ -3,7 +3,8 @@
 #   start_serve            raymond serve on a free loopback port, in the
 #                          background; sets BASE, TOKEN, LINK, SERVE_PID
 #   stop_serve             SIGTERM, and wait until it has exited
-#   get PATH [curl opts]   the status in ./code, the body in ./body
+#   get PATH [curl opts]   the status in ./code, the body in ./body, the
+#                          headers in ./head (names in lower case, no CR)
 #   post PATH JSON         the same, a POST with the token and JSON
 #   has TEXT [FILE]        FILE (./body) holds TEXT
 #   code_is N              the last status was N
@@ -33,7 +34,8 @@ stop_serve() {
 get() {
 	local path=$1
 	shift
-	curl -s -o body -w "%{http_code}" "$@" "$BASE$path" >code
+	curl -s -D head.raw -o body -w "%{http_code}" "$@" "$BASE$path" >code &&
+	tr -d '\r' <head.raw | sed 's/^\([^:]*\):/\L\1:/' >head
 }
 
 post() { get "$1" -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" --data-binary "$2"; }

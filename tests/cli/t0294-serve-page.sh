@@ -6,32 +6,9 @@
 # daemon.  The API stays behind the token.
 . "$(dirname "$0")/lib.sh"
 
-command -v curl >/dev/null 2>&1 || sh "$TESTS_TOP/tools/apt-install.sh" test curl >&2
+. "$(dirname "$0")/serve-lib.sh"
 
 CSP="default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
-
-# start_serve: raymond serve on a free loopback port in the background;
-# sets BASE and SERVE_PID.
-start_serve() {
-	"$RAYMOND" serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
-	SERVE_PID=$!
-	echo "$SERVE_PID" >>"$TEST_ROOT/serve.pids"
-	wait_for_line serve.out "^log in once with: " || { cat serve.out serve.err; return 1; }
-	BASE=$(sed -n "s|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p" serve.out)
-}
-
-stop_serve() { kill "$SERVE_PID" && wait_for_exit "$SERVE_PID"; }
-
-# get PATH [curl options...]: the status in ./code, the headers in ./head
-# (names in lower case, no CR), the body in ./body.
-get() {
-	local path=$1
-	shift
-	curl -s -D head.raw -o body -w "%{http_code}" "$@" "$BASE$path" >code &&
-	tr -d '\r' <head.raw | sed 's/^\([^:]*\):/\L\1:/' >head
-}
-
-code_is() { [ "$(cat code)" = "$1" ] || { echo "status $(cat code), expected $1:"; cat body; false; }; }
 
 # header NAME VALUE: ./head has that header with exactly that value.
 header() { grep -qxF "$1: $2" head || { echo "no '$1: $2' in:"; cat head; false; }; }
@@ -83,6 +60,5 @@ test_expect_success 'the Host check still applies to the page, and the API still
 	stop_serve
 '
 
-# A test that failed before stop_serve leaves its daemon: end it here.
-for pid in $(cat "$TEST_ROOT/serve.pids" 2>/dev/null); do kill "$pid" 2>/dev/null; done
+serve_cleanup
 test_done

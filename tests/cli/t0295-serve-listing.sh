@@ -5,16 +5,7 @@
 # was killed (no file changes, its lock goes), and that run resumed.
 . "$(dirname "$0")/lib.sh"
 
-command -v curl >/dev/null 2>&1 || sh "$TESTS_TOP/tools/apt-install.sh" test curl >&2
-
-start_serve() {
-	raymond serve --listen 127.0.0.1:0 >serve.out 2>serve.err &
-	SERVE_PID=$!
-	echo "$SERVE_PID" >>"$TEST_ROOT/serve.pids"
-	wait_for_line serve.out "^log in once with: " || { cat serve.out serve.err; return 1; }
-	BASE=$(sed -n "s|^raymond serve: listening on \(http://[^ ]*\)/$|\1|p" serve.out)
-	TOKEN=$(cat .raymond/serve/token)
-}
+. "$(dirname "$0")/serve-lib.sh"
 
 # runs: GET /api/runs into ./runs, one run a line.
 runs() { curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/api/runs" >runs; }
@@ -70,5 +61,5 @@ test_expect_success 'a run whose raymond is killed shows interrupted at the next
 	test "$(wc -l <starts)" = 2
 '
 
-for pid in $(cat "$TEST_ROOT/serve.pids" 2>/dev/null); do kill "$pid" 2>/dev/null; done
+serve_cleanup
 test_done
