@@ -6,7 +6,8 @@
 --       snapshot(info) gives the JSON text of a `run` event
 --
 -- The daemon holds no run state, so a stream is made from the run's own
--- files, looked at every TICK seconds:
+-- files, looked at again when a watch of their folders says they changed
+-- ("changes" below) or a second has passed:
 --
 --   the debug record  .raymond/debug/ID.record, which only grows (one
 --                     piece per write, src/record.h): each piece becomes
