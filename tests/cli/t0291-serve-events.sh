@@ -160,15 +160,19 @@ test_expect_success 'a client that does not read cannot make the daemon buffer a
 	mkdir -p flows/loud &&
 	printf "head -c 60000000 /dev/zero | tr \"\\\\000\" x | fold -w 1000\necho \"<result>loud</result>\"\n" \
 		>flows/loud/START.sh &&
-	start_serve &&
+	# Under AddressSanitizer (make check) freed memory is held back a
+	# while; a small quarantine keeps that apart from what the daemon holds.
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4" start_serve &&
+	get /api/runs -H "Authorization: Bearer $TOKEN" && code_is 200 &&
+	base=$(awk "/^VmRSS/ { print \$2 }" /proc/$SERVE_PID/status) &&
 	post /api/runs "{\"workflow\":\"flows/loud\",\"id\":\"loud1\"}" && code_is 201 &&
 	exec 7<>"/dev/tcp/127.0.0.1/${BASE##*:}" &&
 	printf "GET /api/runs/loud1/events HTTP/1.1\r\nHost: ${BASE#http://}\r\nAuthorization: Bearer $TOKEN\r\n\r\n" >&7 &&
 	wait_until 120 grep -q "\"result\":\"loud\"" .raymond/state/loud1.json &&
 	test "$(stat -c %s .raymond/debug/loud1.record)" -gt 60000000 &&
 	rss=$(awk "/^VmHWM/ { print \$2 }" /proc/$SERVE_PID/status) &&
-	echo "daemon peak RSS: $rss kB" &&
-	test "$rss" -lt 65536 &&
+	echo "daemon RSS at start $base kB, peak $rss kB, for a record of 60 MB" &&
+	test $((rss - base)) -lt 24576 &&
 	exec 7>&- &&
 	get /api/runs/loud1 -H "Authorization: Bearer $TOKEN" && code_is 200 &&
 	stop_serve
