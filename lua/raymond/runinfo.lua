@@ -75,6 +75,13 @@ function M.short_states(list)
   return string.format("%s, +%d more", distinct[1], #distinct - 1)
 end
 
+-- Whether a raymond drives run `id` now: its lock is held.  A lock path
+-- that is not a regular file (raymond.lock_held refuses it) holds nothing.
+function M.held(ws, id)
+  local ok, held = pcall(raymond.lock_held, workspace.lock_path(ws, id))
+  return ok and held
+end
+
 -- Run `id` as it is now.  The lock is probed before the files are read:
 -- a raymond saves the run's last state before it lets go of the lock, so
 -- a run found unlocked is read as it ended, never as it was a moment
@@ -83,8 +90,7 @@ end
 -- the run (the probe would find the caller's own lock).
 function M.read(ws, id, owned)
   local path = workspace.state_path(ws, id)
-  local ok, held = pcall(raymond.lock_held, workspace.lock_path(ws, id))
-  held = ok and held and not owned
+  local held = M.held(ws, id) and not owned
   local rec, err = runstate.load(path)
   if not rec then
     local _, _, mtime = raymond.stat(path)
@@ -204,10 +210,6 @@ function Listing:changes()
   return nil
 end
 
-local function lock_held(ws, id)
-  local ok, held = pcall(raymond.lock_held, workspace.lock_path(ws, id))
-  return ok and held
-end
 
 -- The info of a run saved as running, as M.read shows it with the lock
 -- `held` or not.
@@ -265,7 +267,7 @@ end
 function Listing:all()
   local ws, runs = self.ws, self.runs
   local held = {}
-  for id in pairs(self.live) do held[id] = lock_held(ws, id) end
+  for id in pairs(self.live) do held[id] = M.held(ws, id) end
   local changed = self:changes()
   local ordered = changed ~= nil
   if not changed then

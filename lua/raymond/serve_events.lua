@@ -280,8 +280,7 @@ local function state_key(ws, id)
     local kind, _, mtime, _, size, ino = raymond.stat(p)
     parts[i] = kind and string.format("%.9f/%d/%d", mtime, size, ino) or "-"
   end
-  local ok, held = pcall(raymond.lock_held, workspace.lock_path(ws, id))
-  parts[#parts + 1] = tostring(ok and held)
+  parts[#parts + 1] = tostring(runinfo.held(ws, id))
   return table.concat(parts, " ")
 end
 
