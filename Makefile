@@ -39,7 +39,7 @@ UNIT_BIN := $(UNIT:tests/unit/%.c=$(BUILD)/tests/%)
 GEN      := $(BUILD)/gen/raymond.man $(BUILD)/gen/raymond.bash $(BUILD)/gen/raymond.zsh
 GEN_SRCS := $(wildcard tools/gen/raymond/*.lua tools/gen/raymond/*/*.lua)
 
-.PHONY: all deps test check bench demo clean install install-strip uninstall
+.PHONY: all deps test test-cluster check bench demo clean install install-strip uninstall
 .DEFAULT_GOAL := all
 
 all: deps $(BUILD)/raymond $(BUILD)/tests/luarun $(UNIT_BIN) $(BUILD)/tests/fake-claude \
@@ -113,6 +113,13 @@ $(BUILD)/obj $(BUILD)/gen $(BUILD)/tests:
 
 test: all
 	@bash tests/run.sh $(BUILD)
+
+# `make test-cluster` tests the launchers against a real single-node Slurm
+# (and a local sshd) it installs from Debian packages and starts without
+# systemd; see tests/cluster/run.sh.
+test-cluster: all
+	@sh tests/cluster/install-deps.sh
+	@bash tests/cluster/run.sh $(BUILD)
 
 check:
 	@$(MAKE) --no-print-directory BUILD=build-san OPT=-O1 \
