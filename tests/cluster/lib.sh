@@ -24,8 +24,14 @@
 #   wait_no_jobs [SECONDS] until ray_jobs is empty (default 60)
 #   cancel_ray_jobs        scancel every ray-... job, so one test's
 #                          failure leaves nothing to the next
-#   slurm_workflow N CMD   wf/START.sh forking N workers to wf/WORK.sh,
-#                          each running CMD, on the slurm launcher
+#   ray_job_count          how many of them there are
+#   ray_jobs_in STATE      those in Slurm state STATE (PENDING, RUNNING...)
+#   submissions            how many jobs the controller took since it started
+#   followers, no_followers
+#                          the follower processes of the run in the
+#                          current directory (pids), or that there are none
+#   release_held           wait for a held (pending) job of raymond's and
+#                          release it (scontrol release)
 
 CLUSTER_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$CLUSTER_TOP/../cli/lib.sh"
@@ -74,24 +80,73 @@ cancel_ray_jobs() {
 	wait_no_jobs 30
 }
 
-# slurm_workflow N CMD: START.sh forks N workers (items 1..N) to WORK.sh on
-# the slurm launcher and joins them in JOINED.sh; WORK.sh runs CMD (a
-# shell snippet; $RAYMOND_INPUT is the item) and then ends with
-# <result>done ITEM</result>.
-slurm_workflow() {
-	local n=$1 cmd=$2 i
-	state START.sh <<-EOS
-	i=1
-	while [ \$i -le $n ]; do
-		echo "<fork launcher=\"slurm\" next=\"JOINED\" input=\"\$i\">WORK</fork>"
-		i=\$((i + 1))
+
+# ray_job_count: how many jobs of raymond's are in the queue.
+ray_job_count() { ray_jobs | grep -c . || true; }
+
+# ray_jobs_in STATE: the names of raymond's jobs in Slurm state STATE
+# (PENDING, RUNNING, COMPLETING), one a line.
+ray_jobs_in() {
+	squeue --noheader --states="$1" --format=%j | grep '^ray-' || true
+}
+
+# submissions: how many batch jobs the controller has taken since it
+# started (from its log), to tell that a step really went through Slurm.
+submissions() {
+	grep -c '_slurm_rpc_submit_batch_job: JobId=' "$CLUSTER_DIR/log/slurmctld.log" || true
+}
+
+# followers: the processes whose command line names the spool folder of
+# the run in this test's directory (raymond's followers), one pid a line.
+followers() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		tr '\0' ' ' <"$f" 2>/dev/null | grep -q -- "launch-follow $PWD/.raymond/spool/" &&
+			{ f=${f#/proc/}; echo "${f%/cmdline}"; }
 	done
+	return 0
+}
+no_followers() { [ -z "$(followers)" ]; }
+
+# release_held: wait until one of raymond's jobs is pending (held), then
+# release it.
+release_held() {
+	local id
+	wait_until 60 held_job_id_ready || return 1
+	id=$(squeue --noheader --states=PENDING --format='%i %j' | awk '$2 ~ /^ray-/ { print $1; exit }')
+	scontrol release "$id"
+}
+held_job_id_ready() { [ -n "$(ray_jobs_in PENDING)" ]; }
+
+# fan_out N LAUNCHER [JOIN]: wf/START.sh forks N workers (item=1..N) to
+# wf/W.sh (written by the caller) on launcher LAUNCHER and goes on at
+# DONE.sh, which ends with "parent done".  With JOIN (any word), the
+# workers join SUM.sh, which appends its agent id to $WORK_DIR/sum.log and
+# keeps the results in $WORK_DIR/results.json.
+fan_out() {
+	local join=
+	[ -n "${3:-}" ] && join=' join=\"SUM\"'
+	mkdir -p wf &&
+	cat >wf/START.sh <<-EOS &&
+	for i in \$(seq $1); do echo "<fork launcher=\"$2\" next=\"DONE\"$join item=\"\$i\">W</fork>"; done
 	EOS
-	state WORK.sh <<-EOS
-	$cmd
-	echo "<result>done \$RAYMOND_INPUT</result>"
+	state DONE.sh <<-\EOS &&
+	echo "<result>parent done</result>"
 	EOS
-	state JOINED.sh <<-\EOS
-	echo "<result>joined</result>"
+	state SUM.sh <<-\EOS
+	echo "$RAYMOND_AGENT_ID" >>"$WORK_DIR/sum.log"
+	cp "$RAYMOND_RESULTS_FILE" "$WORK_DIR/results.json"
+	echo "<result>summarised</result>"
 	EOS
+}
+
+# joined_ok N: results.json holds the results r1..rN of workers
+# main_w1..main_wN, each ok, in fork order, and the summary ran once.
+joined_ok() {
+	local want= i
+	for i in $(seq "$1"); do
+		want="$want${want:+,}{\"agent\":\"main_w$i\",\"result\":\"r$i\",\"state\":\"W.sh\",\"status\":\"ok\"}"
+	done
+	test "$(cat results.json)" = "[$want]" || { echo "results.json:"; cat results.json; return 1; }
+	test "$(wc -l <sum.log)" -eq 1 || { echo "sum.log:"; cat sum.log; return 1; }
 }
