@@ -13,7 +13,7 @@ test_expect_success 'a fan-out of 20 workers runs as 20 Slurm jobs and joins' '
 	until [ -e "$WORK_DIR/go" ]; do sleep 0.1; done
 	echo "<result>r$item</result>"
 	EOS
-	before=$(submissions) &&
+	before=$(submissions)
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
 	# All 20 are in the queue and running at the same time, under

@@ -7,7 +7,7 @@ cluster_setup
 test_expect_success 'a worker'"'"'s lines arrive while its Slurm job still runs' '
 	export WORK_DIR=$PWD &&
 	fan_out 1 slurm &&
-	state W.sh <<-\EOS &&
+	state W.sh <<-\EOS
 	echo "<print>first line from worker $item</print>"
 	echo "more text" >&2
 	until [ -e "$WORK_DIR/go" ]; do sleep 0.1; done

@@ -9,7 +9,7 @@ cluster_setup
 test_expect_success 'SIGINT to raymond during a fan-out of 20: squeue empty within 10 s, raymond exits' '
 	export WORK_DIR=$PWD &&
 	fan_out 20 slurm &&
-	state W.sh <<-\EOS &&
+	state W.sh <<-\EOS
 	echo "$item" >"$WORK_DIR/started-$item"
 	while :; do sleep 1; done
 	EOS

@@ -17,7 +17,7 @@ test_expect_success 'the working directory is gone on the node: clear error befo
 	mkdir -p sub
 	echo "<reset cd=\"sub\">REMOTE</reset>"
 	EOS
-	state REMOTE.sh <<-\EOS &&
+	state REMOTE.sh <<-\EOS
 	#!/bin/bash
 	# ---
 	# launcher: {name: slurm, args: [--hold]}
@@ -38,7 +38,7 @@ test_expect_success 'the working directory is gone on the node: clear error befo
 	grep -E "raymond (--)?resume $(run_id)" err &&
 	test ! -e mark &&
 	wait_no_jobs &&
-	mkdir sub &&
+	mkdir sub
 	"$RAYMOND" --resume "$(run_id)" --quiet >out2 2>err2 &
 	pid=$!
 	release_held &&

@@ -63,7 +63,7 @@ test_expect_success 'a state on an ssh launcher runs through sshd, streams, and 
 	box_config &&
 	export WORK_DIR=$PWD SECRET_TOKEN=s3cret &&
 	fan_out 1 box &&
-	state W.sh <<-\EOS &&
+	state W.sh <<-\EOS
 	echo "<print>over ssh: ${SSH_CONNECTION:+yes} $item $SECRET_TOKEN</print>"
 	until [ -e "$WORK_DIR/go" ]; do sleep 0.1; done
 	echo "<result>w$item</result>"
@@ -96,7 +96,7 @@ test_expect_success 'a failing remote script fails its state, naming it and the 
 test_expect_success 'Ctrl-C stops the remote command' '
 	box_config &&
 	export WORK_DIR=$PWD &&
-	state START.sh <<-\EOS &&
+	state START.sh <<-\EOS
 	#!/bin/bash
 	# ---
 	# launcher: box
