@@ -101,6 +101,7 @@ test_expect_success 'Ctrl-C stops the remote command' '
 	# ---
 	# launcher: box
 	# ---
+	echo "$SSH_CONNECTION" >"$WORK_DIR/connection"
 	echo $$ >"$WORK_DIR/remote.pid"
 	while :; do sleep 1; done
 	EOS
@@ -109,6 +110,7 @@ test_expect_success 'Ctrl-C stops the remote command' '
 	wait_for_file remote.pid &&
 	remote=$(cat remote.pid) &&
 	is_running "$remote" &&
+	grep -q "^127.0.0.1 " connection &&
 	kill -INT $pid &&
 	{ wait_for_exit $pid 30 || { cat err; ps -o pid,stat,args --ppid $pid; false; }; } &&
 	wait_for_exit "$remote" 10
