@@ -150,3 +150,15 @@ joined_ok() {
 	test "$(cat results.json)" = "[$want]" || { echo "results.json:"; cat results.json; return 1; }
 	test "$(wc -l <sum.log)" -eq 1 || { echo "sum.log:"; cat sum.log; return 1; }
 }
+
+# count_is N CMD...: CMD prints the number N (for wait_until, which runs
+# CMD again each time: wait_until 60 count_is 20 running_jobs).
+count_is() {
+	local n=$1
+	shift
+	[ "$("$@")" -eq "$n" ] 2>/dev/null
+}
+running_jobs() { ray_jobs_in RUNNING | grep -c . || true; }
+# lines_matching FILE REGEX: how many lines of FILE match REGEX (0 when
+# FILE is missing).
+lines_matching() { grep -Ec -- "$2" "$1" 2>/dev/null || true; }

@@ -10,12 +10,12 @@ test_expect_success 'SIGINT to raymond during a fan-out of 20: squeue empty with
 	export WORK_DIR=$PWD &&
 	fan_out 20 slurm &&
 	state W.sh <<-\EOS
-	echo "$item" >"$WORK_DIR/started-$item"
+	echo "$item" >>"$WORK_DIR/started.log"
 	while :; do sleep 1; done
 	EOS
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
-	wait_until 60 test "$(ls | grep -c "^started-")" -eq 20 &&
+	wait_until 60 count_is 20 lines_matching started.log . &&
 	test "$(ray_job_count)" -eq 20 &&
 	sent=$(now_ms) &&
 	kill -INT $pid &&

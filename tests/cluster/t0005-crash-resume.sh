@@ -22,14 +22,14 @@ test_expect_success 'kill -9 mid-fan-out of 20, then --resume: every worker ran 
 	before=$(submissions)
 	"$RAYMOND" wf --quiet >out1 2>err1 &
 	pid=$!
-	wait_until 60 test "$(grep -c "^start" work.log 2>/dev/null)" -eq 20 &&
+	wait_until 60 count_is 20 lines_matching work.log "^start" &&
 	kill -9 $pid && { wait $pid 2>/dev/null || true; } &&
 	# The followers end with raymond; the jobs do not.
 	wait_until 10 no_followers &&
 	test "$(ray_job_count)" -eq 20 &&
 	# The odd ones finish while raymond is down.
 	touch go-0 &&
-	wait_until 60 test "$(ray_job_count)" -eq 10 &&
+	wait_until 60 count_is 10 ray_job_count &&
 	test "$(grep -c "^end" work.log)" -eq 10
 	"$RAYMOND" --resume "$(run_id)" --quiet >out2 2>err2 &
 	pid=$!
