@@ -1,8 +1,9 @@
 #!/bin/bash
 # bench/cluster.sh BUILD_DIR: what raymond costs while it holds many Slurm
 # jobs.  A fan-out of WORKERS (default 50) workers, each a script that
-# sleeps SLEEP seconds (default 20), runs on the slurm launcher; the same
-# fan-out runs again on the local launcher as the baseline.  Printed:
+# sleeps SLEEP seconds (default 20), runs on the slurm launcher with
+# --max-parallel 0, so all are submitted at once; the same fan-out runs
+# again on the local launcher as the baseline.  Printed:
 #   - raymond's processor time over the whole run (utime + stime of
 #     raymond and of every child it waited for, the followers and the
 #     sbatch/squeue/scancel they ran: cutime + cstime of a shell that
@@ -65,7 +66,7 @@ fan() {
 	echo 'echo "<result>done</result>"' >wf/DONE.sh
 	# The shell waits for raymond, then its own cutime + cstime hold
 	# raymond's and every descendant's that was waited for.
-	bash -c 't0=${EPOCHREALTIME//[.,]/}; "$0" wf --quiet >/dev/null 2>err || { cat err >&2; exit 1; }
+	bash -c 't0=${EPOCHREALTIME//[.,]/}; "$0" wf --quiet --max-parallel 0 >/dev/null 2>err || { cat err >&2; exit 1; }
 		t1=${EPOCHREALTIME//[.,]/}
 		read -r s </proc/$$/stat; set -- ${s##*) }
 		echo $(( (t1 - t0) / 1000 )) $(( ${14} + ${15} )) >result' "$ray" &

@@ -101,7 +101,7 @@ submissions() {
 followers() {
 	local f
 	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' <"$f" 2>/dev/null | grep -q -- "launch-follow $PWD/.raymond/spool/" &&
+		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -- "launch-follow $PWD/.raymond/spool/" &&
 			{ f=${f#/proc/}; echo "${f%/cmdline}"; }
 	done
 	return 0
