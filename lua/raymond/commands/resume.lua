@@ -28,7 +28,8 @@ Continues the run ID after a failure, a stop or a kill: the states that
 were running run again, and nothing that completed.  Options given now win
 over the ones the run was launched with, and are kept for the next resume;
 the states keep their own input.  Config files do not change a run's
-launch options: only their quiet setting is read again.
+launch options: only their quiet setting and their launchers: (the
+definitions, docs/cluster.md) are read again.
 
 A run waiting for answers (--on-ask pause) is answered with --input TEXT,
 which answers the oldest pending <ask> (raymond answer ID ASK_ID TEXT
@@ -42,7 +43,9 @@ resumably, 130 interrupted]]
 function M.main(opts)
   -- A run goes on with the options it was launched with (rec.launch), so
   -- a config file edited since cannot change its budget or its hooks.
-  local from, cerr = require("raymond.config").settle(opts, { quiet = true })
+  -- Its launchers: are read again, so a launcher a state failed to find
+  -- can be defined, and the run resumed (docs/cluster.md).
+  local from, cerr = require("raymond.config").settle(opts, { quiet = true, launchers = true })
   if not from then
     require("raymond.console").error(cerr.msg, nil, cerr.hint)
     return 1

@@ -20,7 +20,8 @@ M.args = {
 M.extra_hint = "give one WORKFLOW; quote --input text that has spaces"
 
 M.flags = {
-  { "run options", "input", "workflow-id", "name", "timeout", "max-parallel", "max-agents", "allow-cd", "on-ask", "no-lint", "record" },
+  { "run options", "input", "workflow-id", "name", "timeout", "max-parallel", "max-agents", "allow-cd", "on-ask", "no-lint", "record",
+    "launcher" },
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,

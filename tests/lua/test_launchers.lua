@@ -1,0 +1,178 @@
+-- raymond.launchers: choosing a launcher, the config's templates and
+-- their placeholders, and the shell text a launch runs on the other side
+-- (task.sh and env of a spool folder, the stream script), run here with sh.
+local T = require("testing")
+local raymond = require("raymond")
+local launchers = require("raymond.launchers")
+local template = require("raymond.launchers.template")
+local script = require("raymond.launchers.script")
+local spool = require("raymond.launchers.spool")
+
+local function fake_run(launch) return { rec = { launch = launch or {} } } end
+
+T.test("the state's launcher wins over the agent's, the agent's over the run's, the run's over local", function()
+  local defs = { gpu = { name = "gpu", base = "slurm", partition = "gpu", cpus = "4" } }
+  local run = fake_run({ launcher = "gpu", launchers = defs })
+  T.eq(launchers.choose(fake_run(), {}, nil).name, "local")
+  T.eq(launchers.choose(fake_run(), {}, nil).kind, "local")
+  T.eq(launchers.choose(run, {}, nil).name, "gpu")
+  T.eq(launchers.choose(run, {}, nil).kind, "spool")
+  T.eq(launchers.choose(run, { launcher = "local" }, nil).name, "local")
+  T.eq(launchers.choose(run, { launcher = "local" }, "gpu").name, "gpu")
+  local l = launchers.choose(run, {}, { name = "gpu", cpus = "8", time = "10:00" })
+  T.eq(l.cpus, "8", "the state's resources win")
+  T.eq(l.partition, "gpu", "the config's stay where the state gives none")
+  T.eq(l.time, "10:00")
+end)
+
+T.test("an unknown launcher is an error naming it and the launchers there are", function()
+  local l, err = launchers.choose(fake_run({ launchers = { box = { name = "box", run = { "x" } } } }), {}, "slrum")
+  T.eq(l, nil)
+  T.eq(err, "launcher slrum: no such launcher (built in: local, slurm, ssh, kubernetes; configured: box)")
+  l, err = launchers.choose(fake_run(), {}, "ssh")
+  T.eq(l, nil)
+  T.has(err, "launcher ssh: a ssh launcher needs host:")
+end)
+
+T.test("a state's launcher value is a name or a mapping of a name and resources", function()
+  T.eq(launchers.spec_error("slurm"), nil)
+  T.eq(launchers.spec_error({ name = "slurm", cpus = "2", mem = "4G", args = { "--qos=low" } }), nil)
+  T.has(launchers.spec_error({ name = "slurm", cpu = "2" }), "unknown key 'cpu'")
+  T.has(launchers.spec_error({ cpus = "2" }), "needs name:")
+  T.has(launchers.spec_error({ name = "slurm", cpus = "many" }), "cpus must be a number")
+  T.has(launchers.spec_error("../x"), "is not a launcher name")
+end)
+
+T.test("a script's header block names its launcher", function()
+  local v = launchers.script_header("#!/bin/bash\n# ---\n# launcher: {name: slurm, cpus: 2}\n# ---\necho hi\n")
+  T.same(v, { name = "slurm", cpus = "2" })
+  T.eq(launchers.script_header("#!/bin/bash\n# ---\n# launcher: ssh\n# ---\n"), "ssh")
+  T.eq(launchers.script_header("#!/bin/bash\necho '<result>x</result>'\n"), nil)
+  T.eq(launchers.script_header("#!/bin/bash\n# ---\n# launcher: ssh\necho unclosed\n"), nil)
+  local none, err = launchers.script_header("#!/bin/bash\n# ---\n# launcher: {name: x, cpu: 1}\n# ---\n")
+  T.eq(none, nil)
+  T.has(err, "unknown key 'cpu'")
+end)
+
+T.test("placeholders: filled in, an element without a value left out, {resources} spliced", function()
+  local argv = template.expand({ "run", "{job}", "--namespace={namespace}", "{resources}", "--image={image}" },
+    { job = "ray-a-1", image = "alpine" }, { "--cpus=2", "--mem=1G" })
+  T.same(argv, { "run", "ray-a-1", "--cpus=2", "--mem=1G", "--image=alpine" })
+  T.eq(template.command({ "echo", "it's", "$(x)" }), "'echo' 'it'\\''s' '$(x)'")
+  local slurm = launchers.BUILTIN.slurm
+  T.same(slurm.resources({ partition = "gpu", cpus = "2", time = "10:00", gpus = "1", args = { "--qos=x" } }),
+    { "--partition=gpu", "--cpus-per-task=2", "--time=10:00", "--gres=gpu:1", "--qos=x" })
+end)
+
+T.test("the config's launchers: are checked, an unknown placeholder named with FILE:LINE", function()
+  local src = "raymond:\n  launchers:\n    batch:\n      submit: [qsub, -N, '{jbo}', '{script}']\n"
+    .. "      status: [qstat, '{job}']\n      cancel: [qdel, '{job}']\n"
+  local doc, lines = raymond.yaml(src, "c.yaml")
+  local defs, err = template.parse(doc.raymond.launchers, lines, "c.yaml", 2, launchers.BUILTIN)
+  T.eq(defs, nil)
+  T.eq(err:match("^[^ ]+"), "c.yaml:4:")
+  T.has(err, "launchers: batch: submit: unknown placeholder {jbo} in '{jbo}'")
+  doc, lines = raymond.yaml(src:gsub("jbo", "job"), "c.yaml")
+  defs = template.parse(doc.raymond.launchers, lines, "c.yaml", 2, launchers.BUILTIN)
+  T.same(defs.batch.submit, { "qsub", "-N", "{job}", "{script}" })
+  T.eq(launchers.resolve("batch", nil, defs).kind, "spool")
+  doc, lines = raymond.yaml("l:\n  box:\n    base: ssh\n", "c.yaml")
+  defs, err = template.parse(doc.l, lines, "c.yaml", 1, launchers.BUILTIN)
+  T.eq(err, "c.yaml:2: launchers: box: a ssh launcher needs host:")
+  doc, lines = raymond.yaml("l:\n  box:\n    run: [x]\n    colour: red\n", "c.yaml")
+  defs, err = template.parse(doc.l, lines, "c.yaml", 1, launchers.BUILTIN)
+  T.has(err, "c.yaml:4: launchers: box: unknown key 'colour'")
+end)
+
+T.test("job names are ray-, the agent id made safe and cut to 40, and 8 hex digits", function()
+  T.has(launchers.job_name("main_work1"), "ray-main_work1-")
+  T.eq(launchers.job_name("main_work1"):find("^ray%-main_work1%-%x%x%x%x%x%x%x%x$") ~= nil, true)
+  local long = launchers.job_name(string.rep("a", 60) .. "/x")
+  T.eq(#long, 4 + 40 + 1 + 8)
+  T.eq(launchers.job_name("a b/c"):find("^ray%-a_b_c%-") ~= nil, true)
+end)
+
+-- Hostile values: quotes, a newline, $(...), backquotes, a backslash.
+local HOSTILE = "it's \"quoted\"\nsecond line $(touch pwned) `touch pwned2` \\ end"
+
+local function sh(argv, input)
+  return raymond.spawn({ argv = argv, input = input, capture = true })
+end
+
+local dir = raymond.mkdtemp("raymond-launchers-")
+local work = dir .. "/work"
+raymond.mkdir_p(work)
+local env = { SECRET = HOSTILE, PLAIN = "x", ["NOT-A-NAME"] = "y", RAYMOND_PROCESS_GROUP = "local only" }
+raymond.write_atomic(dir .. "/env", script.exports(env), "private")
+raymond.write_atomic(dir .. "/in", "stdin " .. HOSTILE, "private")
+local argv = { "sh", "-c", "printf '%s' \"$SECRET\" > secret; cat > stdin; echo out \"$1\"; echo err >&2; exit 7",
+               "sh", "arg " .. HOSTILE }
+raymond.write_atomic(dir .. "/task.sh", script.task(dir, work, argv, true), "private")
+local ran = sh({ "sh", dir .. "/task.sh" })
+
+T.test("task.sh runs the command in its directory with the env file's variables, byte for byte", function()
+  T.eq(ran.exit, 7)
+  T.eq(raymond.read_file(work .. "/secret"), HOSTILE)
+  T.eq(raymond.read_file(work .. "/stdin"), "stdin " .. HOSTILE)
+  T.eq(raymond.read_file(dir .. "/out"), "out arg " .. HOSTILE .. "\n")
+  T.eq(raymond.read_file(dir .. "/err"), "err\n")
+  T.eq(raymond.read_file(dir .. "/exit"), "7")
+  T.eq(raymond.read_file(dir .. "/started"):match("^%S+ %d+ $") ~= nil, true, "HOST PID and no job id")
+  T.eq(raymond.stat(work .. "/pwned"), nil, "nothing in a value ran")
+  T.eq(raymond.stat(dir .. "/pwned2"), nil)
+  local text = raymond.read_file(dir .. "/env")
+  T.eq(text:find("NOT-A-NAME", 1, true), nil, "a name sh cannot export is left out")
+  T.eq(text:find("RAYMOND_PROCESS_GROUP", 1, true), nil, "the local process group stays here")
+end)
+
+T.test("task.sh reports a missing directory or program in launch-error, with exit 125", function()
+  local d2 = dir .. "/nodir"
+  raymond.mkdir_p(d2)
+  raymond.write_atomic(d2 .. "/env", "", "private")
+  raymond.write_atomic(d2 .. "/task.sh", script.task(d2, dir .. "/missing", { "true" }, false), "private")
+  T.eq(sh({ "sh", d2 .. "/task.sh" }).exit, 125)
+  T.eq(raymond.read_file(d2 .. "/exit"), "125")
+  T.has(raymond.read_file(d2 .. "/launch-error"), "working directory " .. dir .. "/missing does not exist on node ")
+  local d3 = dir .. "/noprog"
+  raymond.mkdir_p(d3)
+  raymond.write_atomic(d3 .. "/env", "", "private")
+  raymond.write_atomic(d3 .. "/task.sh", script.task(d3, work, { "no-such-program-here" }, false), "private")
+  T.eq(sh({ "sh", d3 .. "/task.sh" }).exit, 125)
+  T.has(raymond.read_file(d3 .. "/launch-error"), "no-such-program-here not found on node ")
+  T.has(raymond.read_file(d3 .. "/launch-error"), "(PATH=")
+end)
+
+T.test("the stream script, fed to sh -s, runs the command with its variables and input and carries its exit", function()
+  local s = script.stream(work, { SECRET = HOSTILE }, "ray-main-0000",
+    { "sh", "-c", "printf '%s|%s|%s' \"$SECRET\" \"$RAYMOND_JOB\" \"$(cat)\"; exit 5" }, "in " .. HOSTILE)
+  local res = sh({ "sh", "-s" }, s)
+  T.eq(res.exit, 5)
+  T.eq(res.stdout, HOSTILE .. "|ray-main-0000|in " .. HOSTILE)
+  T.eq(raymond.stat(work .. "/pwned"), nil)
+  res = sh({ "sh", "-s" }, script.stream(work, {}, "j", { "sh", "-c", "readlink /proc/self/fd/0" }))
+  T.eq(res.stdout, "/dev/null\n", "no input: /dev/null, not the rest of the script")
+  res = sh({ "sh", "-s" }, script.stream(dir .. "/missing", {}, "j", { "true" }))
+  T.eq(res.exit, 125)
+  T.has(res.stderr, "raymond-launch-error: working directory " .. dir .. "/missing does not exist on node ")
+  res = sh({ "sh", "-s" }, script.stream(work, {}, "j", { "no-such-program-here" }))
+  T.eq(res.exit, 125)
+  T.has(res.stderr, "raymond-launch-error: no-such-program-here not found on node ")
+end)
+
+T.test("the follower's command line: the spool folder, the job, and each template counted", function()
+  local l = launchers.resolve("slurm", { name = "slurm", cpus = "2" }, {})
+  local c = { l = l, name = "ray-main-12345678", values = { job = "ray-main-12345678" },
+              resources = l.module.resources(l) }
+  local f = spool.follower(c, "/s/ray-main-12345678")
+  T.eq(f[1], raymond.exe_path())
+  T.same({ table.unpack(f, 2, 9) }, { "launch-follow", "/s/ray-main-12345678", "--name", "ray-main-12345678",
+    "--check", "10", "--grace", "20" })
+  T.same({ table.unpack(f, 10, 19) }, { "--submit", "9", "sbatch", "--parsable", "--job-name=ray-main-12345678",
+    "--export=NONE", "--chdir=/s/ray-main-12345678", "--output=/s/ray-main-12345678/slurm.out",
+    "--open-mode=append", "--cpus-per-task=2" })
+  T.same({ table.unpack(f, 20, 21) }, { "/s/ray-main-12345678/task.sh", "--cancel" })
+  T.same({ table.unpack(f, 22) }, { "2", "scancel", "--name=ray-main-12345678", "--status", "4", "squeue",
+    "--noheader", "--name=ray-main-12345678", "--format=%i" })
+end)
+
+raymond.rmtree(dir)
