@@ -251,7 +251,7 @@ local function sweep(run, agent_id)
   end
 end
 
-function M.spool_root(run) return run.ws.root .. "/spool/" .. run.rec.id end
+function M.spool_root(run) return require("raymond.workspace").spool_path(run.ws, run.rec.id) end
 
 -- Start the child of `job` (raymond.executor's request `req`) where its
 -- launcher says: job.launcher, from M.choose; none is local.  Returns

@@ -14,6 +14,8 @@
 --   .raymond/debug/<id>.record  the debug record (raymond.record)
 --   .raymond/extract/<id>/      an archive workflow's scripts (raymond.scope)
 --   .raymond/tasks/<id>/        the agents' task folders (raymond.isolation)
+--   .raymond/spool/<id>/        the spool folders of its launches on a
+--                               cluster (raymond.launchers.spool)
 --   .raymond/worktrees/<id>/    the agents' git worktrees (raymond.isolation);
 --                               not among the run's files prune removes,
 --                               since a kept one holds work
@@ -63,6 +65,7 @@ function M.bridge_path(ws, id) return ws.state_dir .. "/" .. id .. ".bridge" end
 function M.debug_path(ws, id) return ws.debug_root .. "/" .. id .. ".record" end
 function M.extract_path(ws, id) return ws.root .. "/extract/" .. id end
 function M.tasks_path(ws, id) return ws.root .. "/tasks/" .. id end
+function M.spool_path(ws, id) return ws.root .. "/spool/" .. id end
 
 local LINK_HINT = "raymond keeps its runs only in real folders and files under .raymond; "
   .. "remove the link and run again (raymond makes what it needs)"
@@ -71,20 +74,21 @@ local LINK_HINT = "raymond keeps its runs only in real folders and files under .
 -- write lock of its atomic replacement (src/atomicfile.h), the journal,
 -- the run's lock, its children's records, the hook bridge's socket (left
 -- by a killed raymond), the debug record, an archive's extracted
--- scripts and the agents' task folders.  The lock comes last, so a remover going
+-- scripts, the agents' task folders and the spool folders of its
+-- launches.  The lock comes last, so a remover going
 -- down the list holds the lock until the rest is gone.
 function M.run_paths(ws, id)
   local state = M.state_path(ws, id)
   return { state, state .. ".lock", ws.state_dir .. "/" .. id .. ".journal", M.children_dir(ws, id),
            M.bridge_path(ws, id), M.debug_path(ws, id), M.extract_path(ws, id), M.tasks_path(ws, id),
-           M.lock_path(ws, id) }
+           M.spool_path(ws, id), M.lock_path(ws, id) }
 end
 
 -- Refuse if .raymond, one of its folders or (with `id`) one of the run's
 -- files is a symbolic link: nil, message, hint.
 function M.refuse_links(ws, id)
   local paths = { ws.root, ws.state_dir, ws.debug_root, ws.root .. "/extract", ws.root .. "/tasks",
-                  ws.root .. "/worktrees" }
+                  ws.root .. "/worktrees", ws.root .. "/spool" }
   if id then
     local own = M.run_paths(ws, id)
     table.move(own, 1, #own, #paths + 1, paths)

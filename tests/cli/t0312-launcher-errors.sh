@@ -86,7 +86,7 @@ test_expect_success '<fork launcher=> must name a launcher there is; the parent 
 	state DONE.sh <<-\EOS &&
 	echo "<result>done</result>"
 	EOS
-	expect_status 1 raymond wf 2>err &&
+	expect_status 1 raymond wf --no-lint 2>err &&
 	grep -q "<fork launcher=\"mystery\">: no such launcher (built in: local, slurm, ssh, kubernetes" err &&
 	! test -e worker &&
 	state_json | grep -q "\"state\":\"START.sh\""
@@ -113,6 +113,29 @@ test_expect_success '<fork launcher=local> gives the worker its launcher, kept i
 	touch go &&
 	wait $pid &&
 	test "$(cat out)" = done
+'
+
+test_expect_success 'lint reports each unknown launcher at its line, and knows the configured ones' '
+	mkdir -p .raymond wf &&
+	printf "raymond:\n  launchers:\n    gpu:\n      base: slurm\n      partition: gpu\n" >.raymond/config.yaml &&
+	printf -- "---\nmodel: haiku\nlauncher: {name: gpu, cpus: 2}\n---\nMOCK: reply <goto>B</goto>\n" >wf/START.md &&
+	state B.sh <<-\EOS &&
+	#!/bin/bash
+	# ---
+	# launcher: gpus
+	# ---
+	echo "<fork next=\"C\" launcher=\"ssh\">C</fork>"
+	echo "<fork next=\"C\" launcher=\"mystery\">C</fork>"
+	EOS
+	state C.sh <<-\EOS &&
+	echo "<result>x</result>"
+	EOS
+	expect_status 1 raymond lint wf >out &&
+	grep -qx "wf/B.sh:3: error: launcher gpus: no such launcher (built in: local, slurm, ssh, kubernetes; configured: gpu) \[unknown-launcher\]" out &&
+	grep -q "^wf/B.sh:6: error: launcher mystery: " out &&
+	test "$(grep -c unknown-launcher out)" = 2 &&
+	expect_status 1 raymond wf 2>err &&
+	grep -q "the run was not started" err
 '
 
 test_expect_success 'a template with an unknown placeholder is an error naming FILE:LINE; nothing runs' '
