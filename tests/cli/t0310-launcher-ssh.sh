@@ -6,15 +6,7 @@
 # naming the launcher, resumable; a kill -9 of raymond is followed, at the
 # resume, by a cancel of the old remote command under its job name.
 . "$(dirname "$0")/lib.sh"
-
-FAKES=${TESTS_TOP:?}/tests/fake/launch
-export PATH="$FAKES:$PATH"
-
-# box_config: the project's config defines the launcher box, ssh to build1.
-box_config() {
-	mkdir -p .raymond &&
-	printf "raymond:\n  launchers:\n    box:\n      base: ssh\n      host: build1\n" >.raymond/config.yaml
-}
+. "$(dirname "$0")/launch-lib.sh"
 
 test_expect_success 'a script runs through ssh with its variables on stdin, never on the argv' '
 	box_config &&

@@ -5,9 +5,7 @@
 # of the config; the variables go over stdin; a state's inactivity
 # timeout deletes the pod.
 . "$(dirname "$0")/lib.sh"
-
-FAKES=${TESTS_TOP:?}/tests/fake/launch
-export PATH="$FAKES:$PATH"
+. "$(dirname "$0")/launch-lib.sh"
 
 kube_config() {
 	mkdir -p .raymond &&

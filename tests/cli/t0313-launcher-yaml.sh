@@ -4,14 +4,7 @@
 # too; a bad value is an error naming the file's line, and lint names an
 # unknown launcher at the state's line.
 . "$(dirname "$0")/lib.sh"
-
-FAKES=${TESTS_TOP:?}/tests/fake/launch
-export PATH="$FAKES:$PATH"
-
-box_config() {
-	mkdir -p .raymond &&
-	printf "raymond:\n  launchers:\n    box:\n      base: ssh\n      host: build1\n" >.raymond/config.yaml
-}
+. "$(dirname "$0")/launch-lib.sh"
 
 test_expect_success 'a YAML script state with launcher: runs through it; the next state runs here' '
 	box_config &&
