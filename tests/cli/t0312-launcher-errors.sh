@@ -48,7 +48,7 @@ test_expect_success 'an unknown launcher in a frontmatter fails the state naming
 	mkdir -p wf &&
 	printf -- "---\nlauncher: {name: gpu, cpus: 4}\n---\nMOCK: reply <result>x</result>" >wf/START.md &&
 	expect_status 1 raymond wf --no-lint 2>err &&
-	grep -q "wf/START.md: launcher gpu: no such launcher" err &&
+	grep -q "error: wf/START.md (agent main): launcher gpu: no such launcher" err &&
 	grep -q "raymond --resume" err &&
 	calls 0 &&
 	mkdir -p .raymond &&
@@ -69,7 +69,7 @@ test_expect_success 'an unknown launcher in a script header fails the state; the
 	echo "<result>x</result>"
 	EOS
 	expect_status 1 raymond wf --no-lint 2>err &&
-	grep -q "wf/START.sh: launcher nowhere: no such launcher" err &&
+	grep -q "error: wf/START.sh (agent main): launcher nowhere: no such launcher" err &&
 	! test -e ran &&
 	state_json | grep -q "\"state\":\"START.sh\""
 '

@@ -42,6 +42,11 @@ error checks of raymond lint run; a workflow with an error is not started
 A workflow whose states can <ask> a person is refused unless --on-ask
 pause is given (or on_ask: pause in a config file).
 
+States run on this machine unless a launcher says otherwise: --launcher
+for the run, launcher: in a state's frontmatter or a script's header
+block, <fork launcher=NAME> for a worker; slurm, ssh, kubernetes or one
+defined under launchers: in a config file (docs/cluster.md).
+
 exit status: 0 completed, 1 error, 2 waiting for answers (--on-ask pause),
 3 stopped resumably (a hook, a usage limit with --no-wait), 130 interrupted]]
 

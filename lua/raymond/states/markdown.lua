@@ -343,12 +343,11 @@ function M.run(run, agent)
   }
   local where, lerr = launchers.choose(run, agent, pol.launcher)
   if not where then
+    -- The engine names the state's file; a YAML state's line is added.
     local scope = run:scope_of(agent)
-    local file = scope.label and scope:label(agent.state) or (scope.path .. "/" .. agent.state)
-    return states.error(string.format("%s: %s", console.rel(file, run.cwd), lerr), nil,
-      "fix it, then: raymond --resume " .. rec.id)
+    local at = scope.label and (console.rel(scope:label(agent.state), run.cwd) .. ": ") or ""
+    return states.error(at .. lerr, nil, "fix it, then: raymond --resume " .. rec.id)
   end
-  inv.launcher = where
   local own = pol.settings
   if own.append_system_prompt then own.append_system_prompt = template.render(own.append_system_prompt, vars) end
   for k, v in pairs(own) do inv[k] = v end
@@ -360,6 +359,8 @@ function M.run(run, agent)
   local settings, serr = agent_settings(run, agent, inv, pre.by, own)
   if not settings then return states.error(serr, nil, "correct it, then: raymond --resume " .. rec.id) end
   inv.agent_settings = settings
+  -- Set after PreState, whose hooks see the invocation as data.
+  inv.launcher = where
   local base_prompt = inv.prompt
   local state_cost = 0 -- every attempt of this state, reminders included
   for attempt = 1, M.ATTEMPTS do

@@ -68,22 +68,17 @@ M.HEADER_MAX = 8192
 local function launcher(run, agent, file)
   local scope = run:scope_of(agent)
   local own = scope.launcher_of and scope:launcher_of(agent.state)
-  local where = scope.label and scope:label(agent.state)
+  -- The engine names the state's file; a YAML state's line is added.
+  local at = scope.label and (console.rel(scope:label(agent.state), run.cwd) .. ": ") or ""
   if own == nil then
-    local head = raymond.read_range(file, 0, M.HEADER_MAX) or ""
     local err
-    own, err = launchers.script_header(head)
+    own, err = launchers.script_header(raymond.read_range(file, 0, M.HEADER_MAX) or "")
     if err then
-      return nil, states.error(string.format("%s: %s", console.rel(file, run.cwd), err), nil,
-        "fix the script's header, then: raymond --resume " .. run.rec.id)
+      return nil, states.error(at .. err, nil, "fix the script's header, then: raymond --resume " .. run.rec.id)
     end
-    where = where or file
   end
   local l, lerr = launchers.choose(run, agent, own)
-  if not l then
-    return nil, states.error(string.format("%s: %s", console.rel(where or file, run.cwd), lerr), nil,
-      "fix it, then: raymond --resume " .. run.rec.id)
-  end
+  if not l then return nil, states.error(at .. lerr, nil, "fix it, then: raymond --resume " .. run.rec.id) end
   return l
 end
 
