@@ -176,3 +176,112 @@ T.test("the follower's command line: the spool folder, the job, and each templat
 end)
 
 raymond.rmtree(dir)
+
+-- A spool launch end to end, with a stand-in for `raymond launch-follow`
+-- (src/cmd_follow.c has the real one): it submits unless the folder shows
+-- a job, waits for the task's exit, replays its out and err, and ends
+-- with its status.  The "cluster" is a submit: template that starts
+-- task.sh in the background.
+local top = raymond.mkdtemp("raymond-spool-")
+local standin = top .. "/follow"
+raymond.write_atomic(standin, [[
+dir=$2; shift 2
+while [ $# -gt 0 ]; do
+  if [ "$1" = --submit ]; then
+    n=$2; shift 2; : >"$dir/submit.argv"
+    while [ "$n" -gt 0 ]; do printf '%s\0' "$1" >>"$dir/submit.argv"; shift; n=$((n - 1)); done
+  else shift; fi
+done
+if [ ! -e "$dir/exit" ] && [ ! -e "$dir/job" ]; then
+  if ! xargs -0 env <"$dir/submit.argv" >"$dir/job.tmp" 2>"$dir/submit.err"; then
+    printf 'submit failed: %s' "$(cat "$dir/submit.err")" >"$dir/launch-error"; exit 125
+  fi
+  mv "$dir/job.tmp" "$dir/job"
+fi
+while [ ! -e "$dir/exit" ]; do sleep 0.02; done
+cat "$dir/out"; cat "$dir/err" >&2
+exit "$(cat "$dir/exit")"
+]])
+local defs = { tpl = { name = "tpl", submit = { "sh", "-c", "sh \"$0\" >/dev/null 2>&1 & echo 42", "{script}" },
+                       status = { "true" }, cancel = { "true" } } }
+
+local function spool_run()
+  return { ws = { root = top .. "/.raymond" }, rec = { id = "run1", launch = { launchers = defs } },
+           environ = { PATH = os.getenv("PATH") }, cwd = top }
+end
+
+-- One launch of `agent` at W.sh through tpl, its command counting its runs in `top`/count.
+local function launch(run, agent)
+  local argv = { "sh", "-c", "echo x >>count; printf 'said %s' \"$GREETING\"; echo warned >&2; exit 3" }
+  return launchers.spawn(run, { script = { agent = agent, state = "W.sh" }, launcher = launchers.resolve("tpl", nil, defs),
+    env = { GREETING = "hi 'there'" } }, { argv = argv, env = { GREETING = "hi 'there'" },
+    cwd = top, capture = true })
+end
+
+-- The stand-in is run by sh: its path is the "command", and the rest of argv is the follower's.
+spool.follower = (function(orig)
+  return function(c, dir)
+    local argv = orig(c, dir)
+    argv[1] = "/bin/sh"
+    table.insert(argv, 2, standin)
+    return argv
+  end
+end)(spool.follower)
+
+T.test("a spool launch: the folder is written, the job submitted and followed, its output and status returned", function()
+  local run, agent = spool_run(), { id = "main" }
+  local res = launch(run, agent)
+  T.eq(res.exit, 3)
+  T.eq(res.launcher, "tpl")
+  T.eq(res.launch_error, nil)
+  T.eq(agent.launch, nil, "cleared when the launch ended")
+  T.eq(raymond.read_file(top .. "/count"), "x\n")
+  local dir = run.spool_done.main
+  T.eq(dir:find("^" .. top:gsub("%p", "%%%0") .. "/%.raymond/spool/run1/ray%-main%-%x+$") ~= nil, true, dir)
+  T.eq(raymond.read_file(dir .. "/out"), "said hi 'there'")
+  T.eq(raymond.read_file(dir .. "/job"), "42\n")
+  T.eq(raymond.stat(dir .. "/in"), nil, "no input, no in file")
+  T.eq(raymond.stat(dir), "dir", "kept until the outcome is saved")
+  launch(run, agent)
+  T.eq(raymond.stat(dir), nil, "removed at the agent's next launch")
+  run.rec.status = "completed"
+  launchers.finish(run)
+  T.eq(raymond.stat(top .. "/.raymond/spool/run1"), nil, "the run's spool goes when it completes")
+  os.remove(top .. "/count")
+end)
+
+T.test("a resume with agent.launch for its state attaches: a finished job's output is replayed, not run again", function()
+  local run = spool_run()
+  local agent = { id = "main", launch = { job = "ray-main-0badcafe", launcher = "tpl", state = "W.sh" } }
+  local dir = top .. "/.raymond/spool/run1/ray-main-0badcafe"
+  raymond.mkdir_p(dir)
+  -- What the task left while raymond was down.
+  raymond.write_atomic(dir .. "/task.sh", "exit 99\n")
+  raymond.write_atomic(dir .. "/job", "41\n")
+  raymond.write_atomic(dir .. "/out", "said before the crash")
+  raymond.write_atomic(dir .. "/err", "")
+  raymond.write_atomic(dir .. "/exit", "3")
+  local res = launch(run, agent)
+  T.eq(res.exit, 3)
+  T.eq(res.stdout, "said before the crash")
+  T.eq(raymond.stat(top .. "/count"), nil, "the command did not run again")
+  T.eq(raymond.read_file(dir .. "/task.sh"), "exit 99\n", "the folder of a submitted launch is left as it is")
+  T.eq(run.spool_done.main, dir)
+  -- Another state's launch is not attached to: it gets a job of its own.
+  agent.launch = { job = "ray-main-0badcafe", launcher = "tpl", state = "OTHER.sh" }
+  res = launch(run, agent)
+  T.eq(res.stdout, "said hi 'there'")
+  T.eq(raymond.read_file(top .. "/count"), "x\n")
+  os.remove(top .. "/count")
+end)
+
+T.test("a failed submit is the result's launch_error", function()
+  local saved = defs.tpl.submit
+  defs.tpl.submit = { "sh", "-c", "echo 'sbatch: error: invalid partition specified: gpux' >&2; exit 1" }
+  local res = launch(spool_run(), { id = "w1" })
+  defs.tpl.submit = saved
+  T.eq(res.exit, 125)
+  T.eq(res.launch_error, "submit failed: sbatch: error: invalid partition specified: gpux")
+end)
+
+raymond.rmtree(top)
