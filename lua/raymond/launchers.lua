@@ -156,9 +156,8 @@ function M.resolve(name, own, defs)
   local l = copy(b)
   l.name, l.module = name, b
   for k, v in pairs(def or {}) do l[k] = v end
-  -- A user template without base: is the kind its templates say.
+  -- A template without base: is the kind its commands say.
   if not b then l.kind = l.submit and "spool" or "stream" end
-  if def and not def.base then l.kind = def.submit and "spool" or "stream" end
   if type(own) == "table" then
     for k in pairs(M.RESOURCES) do
       if own[k] ~= nil then l[k] = own[k] end
@@ -235,19 +234,25 @@ function M.run_once(argv, env)
   raymond.spawn({ argv = argv, env = env, timeout = 30, capture = true })
 end
 
--- Spool folders of launches that ended, removed at the agent's next
--- launch (once the step's outcome is on disk) or when the run ends.
-local function sweep(run, agent_id)
+-- Spool folders of launches that ended (run.spool_done, by agent id),
+-- removed once the step's outcome is on disk: at the agent's next launch,
+-- once the agent has ended (at any launch), or when the run ends (`all`).
+-- The run is saved first, so a crash after a removal never finds the
+-- agent at the state whose folder is gone.
+local function sweep(run, agent_id, all)
   local done = run.spool_done
-  if not done then return end
-  local ids = agent_id and { agent_id } or {}
-  if not agent_id then for id in pairs(done) do ids[#ids + 1] = id end end
-  for _, id in ipairs(ids) do
-    if done[id] then
-      raymond.flush()
-      raymond.rmtree(done[id])
-      done[id] = nil
-    end
+  if not done or next(done) == nil then return end
+  local live = {}
+  for _, a in ipairs(run.rec.agents) do live[a.id] = true end
+  local gone = {}
+  for id, dir in pairs(done) do
+    if all or id == agent_id or not live[id] then gone[id] = dir end
+  end
+  if next(gone) == nil then return end
+  raymond.flush()
+  for id, dir in pairs(gone) do
+    raymond.rmtree(dir)
+    done[id] = nil
   end
 end
 
@@ -294,7 +299,7 @@ end
 -- After the run's last save: the spool folders of ended launches go, and
 -- all of the run's once it completed.
 function M.finish(run)
-  sweep(run)
+  sweep(run, nil, true)
   if run.rec.status == "completed" then raymond.rmtree(M.spool_root(run)) end
 end
 

@@ -205,8 +205,8 @@ exit "$(cat "$dir/exit")"
 local defs = { tpl = { name = "tpl", submit = { "sh", "-c", "sh \"$0\" >/dev/null 2>&1 & echo 42", "{script}" },
                        status = { "true" }, cancel = { "true" } } }
 
-local function spool_run()
-  return { ws = { root = top .. "/.raymond" }, rec = { id = "run1", launch = { launchers = defs } },
+local function spool_run(agents)
+  return { ws = { root = top .. "/.raymond" }, rec = { id = "run1", launch = { launchers = defs }, agents = agents or {} },
            environ = { PATH = os.getenv("PATH") }, cwd = top }
 end
 
@@ -229,7 +229,8 @@ spool.follower = (function(orig)
 end)(spool.follower)
 
 T.test("a spool launch: the folder is written, the job submitted and followed, its output and status returned", function()
-  local run, agent = spool_run(), { id = "main" }
+  local agent = { id = "main" }
+  local run = spool_run({ agent })
   local res = launch(run, agent)
   T.eq(res.exit, 3)
   T.eq(res.launcher, "tpl")
@@ -244,6 +245,13 @@ T.test("a spool launch: the folder is written, the job submitted and followed, i
   T.eq(raymond.stat(dir), "dir", "kept until the outcome is saved")
   launch(run, agent)
   T.eq(raymond.stat(dir), nil, "removed at the agent's next launch")
+  -- The agent ends; its folder goes at another agent's launch.
+  dir = run.spool_done.main
+  local other = { id = "other" }
+  run.rec.agents = { other }
+  launch(run, other)
+  T.eq(raymond.stat(dir), nil, "an ended agent's folder goes at the next launch")
+  T.eq(raymond.stat(run.spool_done.other), "dir")
   run.rec.status = "completed"
   launchers.finish(run)
   T.eq(raymond.stat(top .. "/.raymond/spool/run1"), nil, "the run's spool goes when it completes")
@@ -251,8 +259,8 @@ T.test("a spool launch: the folder is written, the job submitted and followed, i
 end)
 
 T.test("a resume with agent.launch for its state attaches: a finished job's output is replayed, not run again", function()
-  local run = spool_run()
   local agent = { id = "main", launch = { job = "ray-main-0badcafe", launcher = "tpl", state = "W.sh" } }
+  local run = spool_run({ agent })
   local dir = top .. "/.raymond/spool/run1/ray-main-0badcafe"
   raymond.mkdir_p(dir)
   -- What the task left while raymond was down.
@@ -278,7 +286,8 @@ end)
 T.test("a failed submit is the result's launch_error", function()
   local saved = defs.tpl.submit
   defs.tpl.submit = { "sh", "-c", "echo 'sbatch: error: invalid partition specified: gpux' >&2; exit 1" }
-  local res = launch(spool_run(), { id = "w1" })
+  local w1 = { id = "w1" }
+  local res = launch(spool_run({ w1 }), w1)
   defs.tpl.submit = saved
   T.eq(res.exit, 125)
   T.eq(res.launch_error, "submit failed: sbatch: error: invalid partition specified: gpux")
