@@ -101,6 +101,23 @@ test_expect_success 'after kill -9 of raymond, the resume cancels the old remote
 	! grep -q "\"job\":" "$(state_file)"
 '
 
+test_expect_success 'Ctrl-C stops the run resumably and cancels the remote command by its job name' '
+	box_config &&
+	export FAKE_SSH_LOG=$PWD/ssh.log OUT=$PWD &&
+	state START.sh <<-\EOS &&
+	echo "$RAYMOND_JOB" >"$OUT/job"
+	sleep 60
+	EOS
+	true
+	"$RAYMOND" wf --launcher box >out 2>err &
+	pid=$! &&
+	wait_for_file job &&
+	kill -INT $pid &&
+	expect_status 130 wait $pid &&
+	grep -qxF "pkill -TERM -f -- '\''[R]AYMOND_JOB=$(cat job)'\''" ssh.log &&
+	! grep -q "\"job\":" "$(state_file)"
+'
+
 test_expect_success 'a markdown state runs the Claude CLI through ssh, the prompt on its stdin' '
 	box_config && use_fake &&
 	export FAKE_SSH_LOG=$PWD/ssh.log &&

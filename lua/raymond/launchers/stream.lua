@@ -29,7 +29,8 @@ function M.run(c)
     res.launch_error = string.format("cannot reach %s: %s", tostring(c.l.host), last ~= "" and last
       or "ssh exited with status 255")
   end
-  if (res.killed or res.timed_out) and c.l.cancel then
+  -- A launch the stop caught before it started (no duration) has nothing to cancel.
+  if (res.killed or res.timed_out) and res.duration and c.l.cancel then
     require("raymond.launchers").run_once(template.expand(c.l.cancel, c.values, c.resources), c.local_env)
   end
   return res
