@@ -120,6 +120,17 @@ test_expect_success 'a markdown state runs the Claude CLI as a Slurm job, the pr
 	test "$(ls slurm/jobs/*.name | wc -l)" = 1
 '
 
+test_expect_success 'a node without the claude program: an error naming the launcher and the node, resumable' '
+	use_fake &&
+	export FAKE_SLURM_DIR=$PWD/slurm &&
+	mkdir -p wf &&
+	printf -- "---\nlauncher: slurm\n---\nMOCK: reply <result>x</result>" >wf/START.md &&
+	RAYMOND_CLAUDE=$PWD/no-claude-here expect_status 1 raymond wf 2>err &&
+	grep -q "launcher slurm: $PWD/no-claude-here not found on node $(uname -n) (PATH=" err &&
+	grep -q "raymond --resume" err &&
+	calls 0
+'
+
 test_expect_success 'a submit Slurm refuses fails the state naming the launcher; the resume runs it' '
 	export OUT=$PWD FAKE_SLURM_DIR=$PWD/slurm &&
 	state START.sh <<-\EOS &&

@@ -84,6 +84,33 @@ T.test("the config's launchers: are checked, an unknown placeholder named with F
   T.has(err, "c.yaml:4: launchers: box: unknown key 'colour'")
 end)
 
+T.test("a state file's launch and launcher fields are checked: a job name is a plain name, never a path", function()
+  local runstate = require("raymond.runstate")
+  local function with(agent_fields, launch_fields)
+    local a = { id = "main", state = "START.sh", cwd = "/tmp", stack = {} }
+    for k, v in pairs(agent_fields) do a[k] = v end
+    local launch = { cwd = "/tmp" }
+    for k, v in pairs(launch_fields or {}) do launch[k] = v end
+    return raymond.json_encode({ format = 1, id = "r", workflow = "/tmp/wf", status = "running", launch = launch,
+      steps = 0, agents = { a } })
+  end
+  local ok = runstate.decode(with({ launcher = "slurm", launch = { job = "ray-main-0badcafe", launcher = "gpu",
+    state = "START.sh", cancel = { "scancel", "--name=ray-main-0badcafe" } } }, { launcher = "gpu",
+    launchers = { gpu = { base = "slurm" } } }), "s.json")
+  T.eq(ok.agents[1].launch.job, "ray-main-0badcafe")
+  local bad, err = runstate.decode(with({ launch = { job = "../../etc", launcher = "slurm", state = "START.sh" } }),
+    "s.json")
+  T.eq(bad, nil)
+  T.has(err, "agents[1].launch.job '../../etc' is not a job name raymond makes")
+  bad, err = runstate.decode(with({ launcher = "a/b" }), "s.json")
+  T.has(err, "agents[1].launcher 'a/b' is not a launcher name")
+  bad, err = runstate.decode(with({ launch = { job = "j", launcher = "slurm", state = "../x.sh" } }), "s.json")
+  T.has(err, "agents[1].launch.state")
+  bad, err = runstate.decode(with({ launch = { job = "j", launcher = "slurm", state = "A.sh", cancel = { 1 } } }),
+    "s.json")
+  T.has(err, "agents[1].launch.cancel[1]")
+end)
+
 T.test("job names are ray-, the agent id made safe and cut to 40, and 8 hex digits", function()
   T.has(launchers.job_name("main_work1"), "ray-main_work1-")
   T.eq(launchers.job_name("main_work1"):find("^ray%-main_work1%-%x%x%x%x%x%x%x%x$") ~= nil, true)
