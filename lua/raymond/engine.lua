@@ -42,7 +42,7 @@ local M = {}
 -- the name it was started with).
 M.LAUNCH_OPTIONS = { "timeout", "max_parallel", "budget", "model", "effort", "claude",
                      "skip_permissions", "no_wait", "hooks", "no_default_hooks", "allow_cd",
-                     "max_agents", "max_repeats", "on_ask", "name", "record", "launcher", "launchers" }
+                     "max_agents", "max_repeats", "on_ask", "name", "record", "launcher" }
 
 -- The default cap on live agents (--max-agents): far above any fan-out
 -- the benchmarks and examples make (1001 agents), far below the tens of
@@ -347,6 +347,7 @@ local function launch_options(opts)
   for _, k in ipairs(M.LAUNCH_OPTIONS) do
     if opts[k] ~= nil then launch[k] = opts[k] end
   end
+  launch.launchers = opts.launchers
   launch.claude = launch.claude or os.getenv("RAYMOND_CLAUDE") or "claude"
   -- States run in other directories, so relative paths are made absolute.
   if launch.claude:find("/", 1, true) then launch.claude = absolute(opts.cwd, launch.claude) end
@@ -489,6 +490,11 @@ function M.resume(opts)
     if opts[k] ~= nil then rec.launch[k] = opts[k] end
   end
   if opts.debug == false then rec.launch.debug = false end
+  -- The config's launchers as they are now, over those the run began with.
+  for name, def in pairs(opts.launchers or {}) do
+    rec.launch.launchers = rec.launch.launchers or {}
+    rec.launch.launchers[name] = def
+  end
   rec.status, rec.error = "running", nil
   local roots, cerr = cd_roots(opts, rec.launch, ws, id)
   if not roots then return nil, { msg = cerr } end
