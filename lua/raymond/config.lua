@@ -9,8 +9,8 @@
 -- $XDG_CONFIG_HOME/raymond/config.yaml (else ~/.config/raymond/config.yaml).
 -- Each holds a mapping `raymond:` of the settings in M.KEYS, and maybe
 -- `launchers:`, the launchers it defines (raymond.launchers.template),
--- which add up by name, the project's winning, into opts.launchers.  A setting the
--- command line gives wins, else the project's, else the user's, else
+-- which add up by name, the project's winning, into opts.launchers.  A
+-- setting the command line gives wins, else the project's, else the user's, else
 -- raymond's default.  Lists (allow_cd, hooks) add up instead: the user's,
 -- then the project's, then the command line's.  Booleans can be true or
 -- false in a file (the project's false beats the user's true); as the

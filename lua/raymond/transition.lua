@@ -90,9 +90,6 @@ local function attributes(e, t, scope, tr)
     elseif kind == "duration" and v ~= nil then
       local _, why = ask.duration(v)
       if why then return nil, string.format("<%s %s=\"%s\">: %s", t.name, attr, v, why) end
-    elseif kind == "launcher" and v ~= nil then
-      local why = M.launcher_error(v)
-      if why then return nil, string.format("<%s %s=\"%s\">: %s", t.name, attr, v, why) end
     end
     tr[FIELD[attr] or attr] = v
   end
