@@ -31,7 +31,9 @@ test_expect_success 'a user template: its placeholders filled in, {command} one 
 	job=$(sed -n 1p argv) &&
 	expr "$job" : "ray-main-[0-9a-f]\{8\}$" >/dev/null &&
 	printf "%s\n" "$job" cpus=3 --fast --quiet "'\''bash'\'' '\''$PWD/wf/START.sh'\''" sh -s >want &&
-	diff want argv
+	diff want argv &&
+	raymond config >shown &&
+	grep -qx "launchers.mine = run: template (.raymond/config.yaml:3)" shown
 '
 
 test_expect_success 'an unknown --launcher is refused before the run starts' '
