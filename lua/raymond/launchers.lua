@@ -1,12 +1,14 @@
 -- raymond.launchers: where a child runs (docs/cluster.md).
 --
---   local l, err = launchers.choose(run, agent, own, file)
+--   local l, err = launchers.choose(run, agent, own)   -- by a state
 --   local res = launchers.spawn(run, job, req)      -- from raymond.executor
+--   launchers.finish(run)                           -- after the last save
 --
 -- A launcher is a built-in (M.BUILTIN: local, slurm, ssh, kubernetes, one
 -- module each under raymond.launchers) or one the config defines under
 -- launchers: (raymond.launchers.template), kept in rec.launch.launchers
--- so a resume runs with the definitions the run began with.  Three kinds:
+-- so a resume runs with the definitions the run began with (those the
+-- config has then laid over them).  Three kinds:
 --
 --   local   the command is raymond's child, as always
 --   spool   raymond writes a spool folder and starts its follower, which
@@ -23,7 +25,7 @@
 -- time:, gpus:, args: [...]}, whose resources win over the launcher's.
 --
 -- Crash safety: before a remote launch the agent gets agent.launch = {
--- job = NAME, launcher = L, state = STATE }, saved before the child
+-- job = NAME, launcher = L, state = STATE, cancel = ARGV }, saved before the child
 -- starts; a resume that finds it for the agent's state launches under the
 -- same job name, so a spool launch attaches to the job (or replays its
 -- output) instead of running it again, and a stream launch's old remote
@@ -34,11 +36,11 @@ local template = require("raymond.launchers.template")
 
 local M = {}
 
+M.BUILTIN_NAMES = { "local", "slurm", "ssh", "kubernetes" }
 M.BUILTIN = {}
-for _, name in ipairs({ "local", "slurm", "ssh", "kubernetes" }) do
+for _, name in ipairs(M.BUILTIN_NAMES) do
   M.BUILTIN[name] = require("raymond.launchers." .. name)
 end
-M.BUILTIN_NAMES = { "local", "slurm", "ssh", "kubernetes" }
 
 -- The keys of a state's own launcher mapping besides name.
 M.RESOURCES = { partition = "text", cpus = "number", mem = "text", time = "text", gpus = "number",
