@@ -182,10 +182,13 @@ function M.choose(run, agent, own)
   return l
 end
 
--- A job name for `agent`: ray-<agent id, made safe, at most 40
--- characters>-<8 hex digits>.
+-- A job name for `agent`: ray-<agent id, at most 40 characters>-<8 hex
+-- digits>, the id in lower case with any character but letters, digits
+-- and '-' made '-': a name Slurm takes, and Kubernetes too, whose pod and
+-- Job names are DNS labels (main_w1 is refused there); the hex digits
+-- keep two ids made alike apart.
 function M.job_name(agent_id)
-  local id = agent_id:gsub("[^A-Za-z0-9_.-]", "_"):sub(1, 40)
+  local id = agent_id:lower():gsub("[^a-z0-9-]", "-"):sub(1, 40)
   return "ray-" .. id .. "-" .. raymond.uuid():gsub("-", ""):sub(1, 8)
 end
 

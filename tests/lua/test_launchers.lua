@@ -111,12 +111,12 @@ T.test("a state file's launch and launcher fields are checked: a job name is a p
   T.has(err, "agents[1].launch.cancel[1]")
 end)
 
-T.test("job names are ray-, the agent id made safe and cut to 40, and 8 hex digits", function()
-  T.has(launchers.job_name("main_work1"), "ray-main_work1-")
-  T.eq(launchers.job_name("main_work1"):find("^ray%-main_work1%-%x%x%x%x%x%x%x%x$") ~= nil, true)
+T.test("job names are ray-, the agent id as a DNS label's letters and cut to 40, and 8 hex digits", function()
+  T.eq(launchers.job_name("main_Work1"):find("^ray%-main%-work1%-%x%x%x%x%x%x%x%x$") ~= nil, true)
   local long = launchers.job_name(string.rep("a", 60) .. "/x")
   T.eq(#long, 4 + 40 + 1 + 8)
-  T.eq(launchers.job_name("a b/c"):find("^ray%-a_b_c%-") ~= nil, true)
+  T.eq(launchers.job_name("a b/c.d"):find("^ray%-a%-b%-c%-d%-") ~= nil, true)
+  T.eq(launchers.job_name("main_w1") ~= launchers.job_name("main_w1"), true, "two launches, two names")
 end)
 
 -- Hostile values: quotes, a newline, $(...), backquotes, a backslash.
