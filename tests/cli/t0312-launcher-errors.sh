@@ -45,6 +45,19 @@ test_expect_success 'an unknown --launcher is refused before the run starts' '
 	! test -d .raymond/state || test -z "$(ls .raymond/state)"
 '
 
+test_expect_success 'an unknown launcher: in a config file is an error naming its line' '
+	mkdir -p .raymond &&
+	printf "raymond:\n  budget: 2\n  launcher: gpu\n" >.raymond/config.yaml &&
+	state START.sh <<-\EOS &&
+	echo "<result>x</result>"
+	EOS
+	expect_status 1 raymond wf 2>err &&
+	grep -q "^raymond: error: .raymond/config.yaml:3: launcher gpu: no such launcher" err &&
+	! test -d .raymond/state &&
+	raymond wf --launcher local --quiet >out &&
+	test "$(cat out)" = x
+'
+
 test_expect_success 'an unknown launcher in a frontmatter fails the state naming the file and the launcher' '
 	use_fake &&
 	mkdir -p wf &&

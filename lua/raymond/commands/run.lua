@@ -100,6 +100,14 @@ function M.main(opts)
   if dsp.value and dsp.source ~= "command line" then
     console.progress("raymond: dangerously_skip_permissions is on (%s)", dsp.source)
   end
+  -- A config file's launcher: that names none is its line's error.
+  local lf = from.launcher
+  local launchers = require("raymond.launchers")
+  if lf.value and lf.source:find(":%d+$") and not launchers.known(lf.value, opts.launchers or {}) then
+    console.error(string.format("%s: launcher %s: %s", lf.source, lf.value, launchers.unknown_text(opts.launchers or {})),
+      nil, "fix the file, or give --launcher; see docs/cluster.md")
+    return 1
+  end
   if not checks_pass(opts) then return 1 end
   local run, err = require("raymond.engine").start(opts)
   if run then
