@@ -11,8 +11,11 @@
  *
  *	raymond.lock(path) ──take──> held list ──every third of the lease──>
  *	    renew each: renewed ─> on; taken by another, or not renewable
- *	    before it expires ─> error on stderr, SIGTERM to ourselves: the
- *	    run stops as on Ctrl-C and stays resumable
+ *	    before it expires ─> lost list, error on stderr, SIGTERM to
+ *	    ourselves: the run stops as on Ctrl-C
+ *	raymond.lock_check(path), before each save ──> refused once the lease
+ *	    is lost (or found taken there): the new owner's state is never
+ *	    overwritten; the run stays resumable by the new owner
  *	raymond.unlock(path), or the process's exit ──> release: the file
  *	    goes if it is still ours
  *
@@ -37,11 +40,13 @@ struct held {
 	char *path;
 	struct ray_lease mine;
 	int warned;		/* a renewal failed and it was said */
+	char *lost;		/* why the lease is lost, once it is */
 };
 
 static struct {
-	uv_mutex_t mu;		/* the list, against the renewing thread */
+	uv_mutex_t mu;		/* the lists, against the renewing thread */
 	struct held *list;
+	struct held *lost;	/* leases lost, for raymond.lock_check */
 	int have_self;
 	struct ray_lease_self self;
 	double seconds;
@@ -84,27 +89,27 @@ ensure_self(struct ray_err *err)
 	return 0;
 }
 
-/* Say why the run stops, and stop it as a SIGTERM would. */
+/*
+ * Move `h` (unlinked by the caller) to the lost leases, saying why: taken
+ * by `holder` (pid not 0), or `why`.
+ */
 static void
-stop_for(const struct held *h, const struct ray_lease *holder,
-    const char *why)
+lose(struct held *h, const struct ray_lease *holder, const char *why)
 {
-	char when[32];
+	char text[RAY_ERR_MSG + 512], when[32];
 
-	if (holder != NULL) {
+	if (holder != NULL && holder->pid != 0) {
 		utc(holder->expires, when, sizeof(when));
-		fprintf(stderr, "raymond: error: the lease '%s' was taken by "
-		    "raymond pid %ld on host %s (lease until %s); this raymond "
-		    "stops at once, so that two never drive one run (it "
-		    "stays resumable)\n", h->path, holder->pid, holder->host,
-		    when);
+		snprintf(text, sizeof(text), "the lease '%s' of this run was "
+		    "taken by raymond pid %ld on host %s (lease until %s)",
+		    h->path, holder->pid, holder->host, when);
 	} else {
-		fprintf(stderr, "raymond: error: the lease '%s' %s; this "
-		    "raymond stops before it runs out, so that no other host "
-		    "takes the run while it drives it (it stays resumable)\n",
+		snprintf(text, sizeof(text), "the lease '%s' of this run %s",
 		    h->path, why);
 	}
-	kill(getpid(), SIGTERM);
+	h->lost = xstrdup(text);
+	h->next = S.lost;
+	S.lost = h;
 }
 
 static void
@@ -125,18 +130,16 @@ on_tick(uv_timer_t *t)
 		if (r == 1) {
 			h->warned = 0;
 		} else if (r == 0 || ray_lease_now() >= h->mine.expires - period) {
-			if (r == 0 && holder.pid == 0)
-				stop_for(h, NULL, "was removed by someone else");
-			else if (r == 0)
-				stop_for(h, &holder, NULL);
-			else {
-				snprintf(msg, sizeof(msg), "cannot be renewed "
-				    "(%s)", err.msg);
-				stop_for(h, NULL, msg);
-			}
 			*pp = h->next;
-			free(h->path);
-			free(h);
+			snprintf(msg, sizeof(msg), r == 0 ? "was removed by "
+			    "someone else" : "could not be renewed before it "
+			    "expired (%s)", err.msg);
+			lose(h, r == 0 ? &holder : NULL, msg);
+			fprintf(stderr, "raymond: error: %s; this raymond stops "
+			    "at once and saves nothing more, so that two never "
+			    "drive one run\n", h->lost);
+			/* The run stops as on Ctrl-C, in the main thread. */
+			kill(getpid(), SIGTERM);
 			continue;
 		} else if (!h->warned) {
 			fprintf(stderr, "raymond: warning: cannot renew the "
@@ -319,6 +322,50 @@ api_unlock(lua_State *L)
 }
 
 /*
+ * raymond.lock_check(path) -> true | nil, message: whether this process
+ * may still write the run whose lease is `path`.  nil once the lease is
+ * lost: taken by another, gone, or not renewed in time.  A save asks
+ * first, so a raymond that stalled past its lease never overwrites what
+ * the new owner saved.  A path this process never locked passes.
+ */
+static int
+api_lock_check(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct held **pp, *h;
+	struct ray_lease cur;
+	struct ray_err err;
+	char why[RAY_ERR_MSG + 512] = "";
+	int r;
+
+	uv_once(&once, init_once);
+	uv_mutex_lock(&S.mu);
+	for (h = S.lost; h != NULL && why[0] == '\0'; h = h->next)
+		if (strcmp(h->path, path) == 0)
+			snprintf(why, sizeof(why), "%s", h->lost);
+	for (pp = &S.list; why[0] == '\0' && (h = *pp) != NULL; pp = &h->next) {
+		if (strcmp(h->path, path) != 0)
+			continue;
+		/* An error reading it is left to the renewal to judge. */
+		r = ray_lease_read(path, &cur, &err);
+		if (r == 0 || (r == 1 && strcmp(cur.token, h->mine.token) != 0)) {
+			*pp = h->next;
+			lose(h, &cur, "was removed by someone else");
+			snprintf(why, sizeof(why), "%s", h->lost);
+		}
+		break;
+	}
+	uv_mutex_unlock(&S.mu);
+	if (why[0] == '\0') {
+		lua_pushboolean(L, 1);
+		return 1;
+	}
+	lua_pushnil(L);
+	lua_pushstring(L, why);
+	return 2;
+}
+
+/*
  * Read the lease at the path argument: 1 and `l` filled, 0 none, or -1
  * with nil and the message pushed.
  */
@@ -410,6 +457,7 @@ api_host(lua_State *L)
 static const luaL_Reg lease_funcs[] = {
 	{ "lock", api_lock },
 	{ "unlock", api_unlock },
+	{ "lock_check", api_lock_check },
 	{ "lock_held", api_lock_held },
 	{ "lock_owner", api_lock_owner },
 	{ "lease", api_lease },
