@@ -249,9 +249,10 @@ static int
 write_tmp(const char *path, const char *kind, const struct ray_lease *l,
     char *tmp, size_t tmpsize, struct ray_err *err)
 {
-	static char token[33];
-	static unsigned seq;
-	static pid_t made_by;
+	/* Per thread: the renewal's thread writes beside the main one. */
+	static _Thread_local char token[33];
+	static _Thread_local unsigned seq;
+	static _Thread_local pid_t made_by;
 	char text[FILE_MAX];
 	int fd, rc = 0;
 
