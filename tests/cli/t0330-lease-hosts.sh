@@ -134,6 +134,28 @@ test_expect_success 'six hosts resume one run at the same moment: exactly one dr
 	"$RAYMOND" status r5 | grep -qx "Status:    completed"
 '
 
+test_expect_success 'the lease is renewed while a hook keeps Lua busy for longer than the lease' '
+	state START.sh <<-\EOS &&
+	touch started
+	echo "<goto>END</goto>"
+	EOS
+	state END.sh <<-\EOS &&
+	echo "<result>end</result>"
+	EOS
+	printf "return {\n  PreTransition = function(ev)\n    local t = os.time() + 8\n    while os.time() < t do end\n  end,\n}\n" >wf/hooks.lua &&
+	export RAYMOND_LEASE_SECONDS=2 RAYMOND_HOOK_INSTRUCTIONS=1000000000000
+	RAYMOND_HOST=alpha "$RAYMOND" wf --workflow-id r6 --quiet >out 2>err &
+	pid=$!
+	wait_for_file started &&
+	first=$(lease_field r6 expires) &&
+	wait_until 60 after "$first" &&
+	expect_status 1 env RAYMOND_HOST=beta "$RAYMOND" --resume r6 2>err2 &&
+	cat err2 &&
+	grep -q "being driven by another raymond process (pid $pid on host alpha" err2 &&
+	wait $pid &&
+	test "$(cat out)" = end
+'
+
 test_expect_success 'a RAYMOND_HOST that is no host name is refused, naming it' '
 	slow_workflow &&
 	expect_status 1 env RAYMOND_HOST="two words" "$RAYMOND" wf --workflow-id r4 --quiet 2>err &&
