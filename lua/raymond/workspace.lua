@@ -6,7 +6,9 @@
 -- at that project root, or in the current directory outside a project.
 --
 --   .raymond/state/<id>.json    the run's state (see raymond.runstate)
---   .raymond/state/<id>.lock    held (flock) by the process driving the run
+--   .raymond/state/<id>.lock    the lease of the process driving the run
+--                               (src/lease.h), with its .claim. and .tmp.
+--                               files while it is taken or renewed
 --   .raymond/state/<id>.children/  one file per running child process
 --                               (raymond.leftovers)
 --   .raymond/state/<id>.bridge  the hook bridge's socket while the run
@@ -153,9 +155,11 @@ function M.new_id(ws)
   return id
 end
 
--- Take the run's lock; fails if another process drives the run, or if a
--- path the run writes is a symbolic link: nil, message[, hint].  A new
--- or resumed run gives .raymond its .gitignore here (M.ignore).
+-- Take the run's lease (raymond.lock, src/lease.h), renewed until
+-- M.unlock or the end of the process; fails if another process drives the
+-- run, on this host or another sharing .raymond, or if a path the run
+-- writes is a symbolic link: nil, message[, hint].  A new or resumed run
+-- gives .raymond its .gitignore here (M.ignore).
 function M.lock(ws, id)
   local ok, err, hint = M.refuse_links(ws, id)
   if not ok then return nil, err, hint end
@@ -163,21 +167,24 @@ function M.lock(ws, id)
   if not ok then return nil, err end
   M.ignore(ws)
   local path = M.lock_path(ws, id)
-  local locked, lerr, why = raymond.lock(path, true)
+  local locked, lerr, why, holder = raymond.lock(path)
   if locked then
     -- We own the run now, so a write lock left by a killed process is stale.
     raymond.clear_stale(M.state_path(ws, id))
     return true
   end
   if why == "locked" then
-    return nil, string.format("run %s is being driven by another raymond process (lock %s)", id, path)
+    return nil, string.format("run %s is being driven by another raymond process (pid %d on host %s, "
+      .. "its lease on %s runs until %s unless renewed)", id, holder.pid, holder.host, path,
+      os.date("!%Y-%m-%dT%H:%M:%SZ", math.floor(holder.expires))),
+      "a run is taken over only once its lease has expired: wait, or stop that raymond first"
   end
   return nil, lerr
 end
 
 -- The status to show for a run whose record `rec` was read: one saved as
--- running whose lock no process holds lost its owner (kill -9, a crash,
--- a power cut) and is interrupted, as --resume will treat it.
+-- running whose lease is not live lost its owner (kill -9, a crash, a
+-- power cut) and is interrupted, as --resume will treat it.
 function M.status(ws, id, rec)
   if rec.status == "running" and not raymond.lock_held(M.lock_path(ws, id)) then
     return "interrupted"
@@ -185,12 +192,11 @@ function M.status(ws, id, rec)
   return rec.status
 end
 
--- Give up the run's lock at the end of the process: the lock file goes,
--- so finished runs leave no files behind but their state.  Removing it
--- while the lock is held is safe: a process that opened the old file
--- finds it locked, and one that opens it afresh waits for nobody.
+-- Give up the run's lease at the end of the process: the lease file goes
+-- (if it is still ours), so finished runs leave no files behind but
+-- their state.
 function M.unlock(ws, id)
-  os.remove(M.lock_path(ws, id))
+  raymond.unlock(M.lock_path(ws, id))
 end
 
 -- The ids of every run, oldest first.

@@ -37,6 +37,14 @@ answers another); the answer is saved before anything runs, and the run
 goes on.  An ask whose timeout has passed takes its timeout_next instead.
 Without --input the asks stay pending while the other agents go on.
 
+Only one raymond drives a run: it holds the run's lease (.raymond/state/
+ID.lock, its host and pid, renewed while it runs), so .raymond may be on
+storage several machines share.  A resume is refused while another
+process's lease is live: on its own host until that process ends, on
+another host until the lease expires (RAYMOND_LEASE_SECONDS, default 30,
+after a kill -9).  RAYMOND_HOST names this host in leases instead of its
+host name.
+
 exit status: 0 completed, 1 error, 2 waiting for answers, 3 stopped
 resumably, 130 interrupted]]
 
