@@ -1,6 +1,7 @@
 /*
  * lua_api.c - the `raymond` module's functions that do not wait: tags,
- * files, locks, clocks and the process environment.
+ * files, clocks and the process environment (the run's lease is in
+ * lua_lease.c).
  *
  * Convention (as in Lua's io library): misuse raises; an operational
  * failure returns nil and a message that names the path and the reason.
@@ -582,114 +583,6 @@ api_mkdir_p(lua_State *L)
 		return fail_errno(L, "create directory", path);
 	}
 	lua_pushboolean(L, 1);
-	return 1;
-}
-
-/*
- * raymond.lock(path [, owner]) -> true | nil, message, "locked"
- *
- * Takes an exclusive flock on `path` (created if needed, never through a
- * symbolic link) and keeps it for the life of the process.  The kernel
- * drops it when the process dies, so a run killed with SIGKILL never
- * leaves a lock that blocks --resume.  With `owner` true the holder's pid
- * is written into the file, for raymond.lock_owner: a daemon stops a run
- * it did not start by signalling the process its lock names.
- */
-static int
-api_lock(lua_State *L)
-{
-	const char *path = luaL_checkstring(L, 1);
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-	struct ray_err err;
-
-	struct timespec pause = { 0, 10 * 1000 * 1000 };
-	int tries = 0, r;
-
-	if (fd < 0) {
-		ray_err_open(&err, "lock", path);
-		return fail_err(L, &err);
-	}
-	/* A probe of raymond.lock_held holds it for an instant: retry. */
-	while ((r = flock(fd, LOCK_EX | LOCK_NB)) != 0 &&
-	    errno == EWOULDBLOCK && ++tries < 5)
-		nanosleep(&pause, NULL);
-	if (r != 0) {
-		int e = errno;
-
-		close(fd);
-		if (e == EWOULDBLOCK) {
-			lua_pushnil(L);
-			lua_pushfstring(L, "'%s' is locked", path);
-			lua_pushliteral(L, "locked");
-			return 3;
-		}
-		errno = e;
-		return fail_errno(L, "lock", path);
-	}
-	if (lua_toboolean(L, 2) && ftruncate(fd, 0) == 0)
-		(void)!dprintf(fd, "%ld\n", (long)getpid());
-	lua_pushboolean(L, 1);
-	return 1;
-}
-
-/*
- * raymond.lock_owner(path) -> pid | nil: the process that holds the lock
- * `path` now, as it wrote itself there; nil when no process holds it.
- * The file is read while its lock is seen held, so a pid left by a
- * process that died (the kernel dropped its lock) is never given.
- */
-static int
-api_lock_owner(lua_State *L)
-{
-	const char *path = luaL_checkstring(L, 1);
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	char text[32];
-	ssize_t n;
-	long pid;
-
-	lua_pushnil(L);
-	if (fd < 0)
-		return 1;
-	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ?
-	    pread(fd, text, sizeof(text) - 1, 0) : -1;
-	if (n > 0 && flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-		text[n] = '\0';
-		pid = strtol(text, NULL, 10);
-		if (pid > 1)
-			lua_pushinteger(L, pid);
-	}
-	close(fd);
-	return 1;
-}
-
-/*
- * raymond.lock_held(path) -> true when a process holds the lock `path`
- * (raymond.lock), false when none does or there is no such file.  It
- * takes a shared lock for an instant and never waits; raymond.lock
- * retries for a moment, so the probe cannot make a resume fail.
- */
-static int
-api_lock_held(lua_State *L)
-{
-	const char *path = luaL_checkstring(L, 1);
-	/* O_NONBLOCK: a FIFO planted as the lock must not hang a probe. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	int held;
-
-	if (fd < 0) {
-		lua_pushboolean(L, 0);
-		return 1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return fail(L, "'%s' is not a regular file, and raymond keeps its "
-		    "locks only in regular files", path);
-	}
-	held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-	close(fd);
-	lua_pushboolean(L, held);
 	return 1;
 }
 
@@ -1279,9 +1172,6 @@ static const luaL_Reg api_funcs[] = {
 	{ "realpath", api_realpath },
 	{ "listdir", api_listdir },
 	{ "mkdir_p", api_mkdir_p },
-	{ "lock", api_lock },
-	{ "lock_held", api_lock_held },
-	{ "lock_owner", api_lock_owner },
 	{ "now", api_now },
 	{ "uuid", api_uuid },
 	{ "hash", api_hash },

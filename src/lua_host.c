@@ -138,6 +138,7 @@ install_api(lua_State *L, struct ray_host *h)
 	ray__bridge_register(L);
 	ray__http_register(L);
 	ray__watch_register(L);
+	ray__lease_register(L);
 	luaL_requiref(L, "cjson", luaopen_cjson, 0);
 	lua_setfield(L, -2, "cjson");
 	lua_getglobal(L, "package");

@@ -104,6 +104,9 @@ void ray__record_register(lua_State *L);
 void ray__bridge_register(lua_State *L);
 void ray__http_register(lua_State *L);
 void ray__watch_register(lua_State *L);
+/* lua_lease.c: raymond.lock, unlock, lock_check, lock_held, lock_owner,
+ * lease and host: the run's lease (lease.h). */
+void ray__lease_register(lua_State *L);
 void ray__new_class(lua_State *L, const char *name, const luaL_Reg *methods);
 
 struct ray_tagparse;

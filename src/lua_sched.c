@@ -110,6 +110,7 @@ struct ray_job {
 	char **env;
 	char *cwd;
 	uint64_t timeout_ms;
+	uint64_t grace_ms;	/* SIGTERM to SIGKILL, 0: proc.c's default */
 	struct ray_record **record;	/* the debug record's slot, or NULL */
 	int record_ref;		/* keeps the record's userdata alive */
 	unsigned long record_step;	/* the step its pieces belong to */
@@ -801,6 +802,7 @@ launch(struct ray_host *h, struct ray_job *j)
 	o.env = j->env;
 	o.cwd = j->cwd;
 	o.timeout_ms = j->timeout_ms;
+	o.grace_ms = j->grace_ms;
 	o.hold = j->hold;
 	o.input = NULL;
 	o.input_len = 0;
@@ -941,10 +943,12 @@ spawn_resumed(lua_State *L, int status, lua_KContext ctx)
 }
 
 /*
- * raymond.spawn{argv=, env=, cwd=, timeout=, input=, tags=, lines=,
- * lines_max=, prints=, capture=, record=, record_step=, group_file=,
- * cancel=} runs a
- * command and returns its result table when it ends.  Must be called
+ * raymond.spawn{argv=, env=, cwd=, timeout=, grace=, input=, tags=,
+ * lines=, lines_max=, prints=, capture=, record=, record_step=,
+ * group_file=, cancel=} runs a
+ * command and returns its result table when it ends.  `grace`, in
+ * seconds, is how long a command sent SIGTERM (a stop, a cancel, the
+ * inactivity `timeout`) has before SIGKILL; 1 s when absent or 0.  Must be called
  * from a coroutine started by raymond.go.  `input`, a string, is written
  * to the command's stdin (which is /dev/null without it).  `lines_max`
  * caps the length of a line for `lines` (default 8 MiB): a longer line
@@ -1003,6 +1007,10 @@ api_spawn(lua_State *L)
 	lua_getfield(L, 1, "timeout");
 	timeout = lua_tonumber(L, -1);
 	j->timeout_ms = timeout > 0 ? (uint64_t)(timeout * 1000) : 0;
+	lua_pop(L, 1);
+	lua_getfield(L, 1, "grace");
+	timeout = lua_tonumber(L, -1);
+	j->grace_ms = timeout > 0 ? (uint64_t)(timeout * 1000) : 0;
 	lua_pop(L, 1);
 	lua_getfield(L, 1, "tags");
 	if (lua_toboolean(L, -1)) {

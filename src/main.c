@@ -3,9 +3,10 @@
  *
  * `raymond --version` and `raymond version` are answered here, without
  * starting Lua, so they stay instant, and `raymond hook-bridge`, which runs
- * for every tool call of a turn with tool hooks, goes to cmd_bridge.c; every
- * other command line goes to the Lua side through cmd_run.c, which reads it
- * (lua/raymond/cli.lua).
+ * for every tool call of a turn with tool hooks, goes to cmd_bridge.c, and
+ * `raymond launch-follow`, the follower of a cluster job, to cmd_follow.c;
+ * every other command line goes to the Lua side through cmd_run.c, which
+ * reads it (lua/raymond/cli.lua).
  */
 #include "cli.h"
 
@@ -23,5 +24,7 @@ main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "hook-bridge") == 0)
 		return ray_cmd_bridge(argc - 2, argv + 2);
+	if (argc >= 2 && strcmp(argv[1], "launch-follow") == 0)
+		return ray_cmd_follow(argc - 2, argv + 2);
 	return ray_cmd_run(argc - 1, argv + 1);
 }

@@ -13,7 +13,7 @@
  * write ends (a child that exits unread cancels it).
  * The timer serves three purposes in turn, recorded in `tmode`:
  *
- *	spawn ──> WATCH ──(no output for timeout)──> GRACE ──(1 s)──> SIGKILL
+ *	spawn ──> WATCH ──(no output for timeout)──> GRACE ──(grace)──> SIGKILL
  *	            │                                  │
  *	            └──────────(command exits)─────────┴──> DRAIN
  *	                                                      │
@@ -60,7 +60,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define GRACE_MS 1000
+#define GRACE_MS 1000		/* opts.grace_ms 0 */
 #define DRAIN_MS 2000
 #define LAST_MS 500
 
@@ -86,6 +86,7 @@ struct ray_proc {
 	int err_eof;
 	int finishing;
 	uint64_t timeout_ms;
+	uint64_t grace_ms;	/* SIGTERM to SIGKILL */
 	uint64_t last_output;	/* uv_now() of the last chunk */
 	const struct ray_proc_hold *hold;	/* see proc.h, or NULL */
 	uint64_t start_ns;
@@ -214,7 +215,7 @@ on_timer(uv_timer_t *t)
 		p->res.timed_out = 1;
 		signal_group(p, SIGTERM);
 		p->tmode = T_GRACE;
-		uv_timer_start(t, on_timer, GRACE_MS, 0);
+		uv_timer_start(t, on_timer, p->grace_ms, 0);
 		break;
 	case T_GRACE:
 		signal_group(p, SIGKILL);
@@ -573,6 +574,7 @@ ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
 	p->ud = ud;
 	p->pidfd = -1;
 	p->timeout_ms = opts->timeout_ms;
+	p->grace_ms = opts->grace_ms > 0 ? opts->grace_ms : GRACE_MS;
 	p->hold = opts->hold;
 	p->start_ns = uv_hrtime();
 	uv_pipe_init(loop, &p->out, 0);
@@ -672,7 +674,7 @@ ray_proc_kill(struct ray_proc *p)
 	p->res.killed = 1;
 	signal_group(p, SIGTERM);
 	p->tmode = T_GRACE;
-	uv_timer_start(&p->timer, on_timer, GRACE_MS, 0);
+	uv_timer_start(&p->timer, on_timer, p->grace_ms, 0);
 }
 
 int

@@ -27,7 +27,10 @@
  * done: a background process outlives its state only if it left the group
  * on purpose (setsid).  Inactivity: with opts.timeout_ms > 0, a command that writes
  * nothing on either pipe for that long has its group sent SIGTERM, and
- * SIGKILL 1 second later if it is still there; result.timed_out is set.
+ * SIGKILL opts.grace_ms later (1 second when 0) if it is still there;
+ * result.timed_out is set.  A command that needs longer to stop cleanly
+ * (the follower of a cluster job, which cancels the job and waits for it
+ * to end) is given a longer grace.
  *
  * Errors: ray_proc_spawn returns a negative errno value (which is also
  * the libuv code) and fills `err` when the command cannot be started;
@@ -70,6 +73,7 @@ struct ray_proc_opts {
 	char **env;		/* NULL-terminated "K=V" list; NULL: ours */
 	const char *cwd;	/* NULL: raymond's own */
 	uint64_t timeout_ms;	/* inactivity limit, 0: none */
+	uint64_t grace_ms;	/* SIGTERM to SIGKILL, 0: 1000 */
 	const struct ray_proc_hold *hold;	/* NULL: none; outlives the command */
 	const char *input;	/* bytes for stdin; NULL: /dev/null */
 	size_t input_len;
@@ -93,8 +97,9 @@ int ray_proc_spawn(uv_loop_t *loop, const struct ray_proc_opts *opts,
     const struct ray_proc_ops *ops, void *ud, struct ray_proc **out,
     struct ray_err *err);
 /*
- * SIGTERM the command's group now, SIGKILL it 1 second later; once the
- * command has exited, SIGKILL what is left of its group now.
+ * SIGTERM the command's group now, SIGKILL it opts.grace_ms (1 second by
+ * default) later; once the command has exited, SIGKILL what is left of
+ * its group now.
  */
 void ray_proc_kill(struct ray_proc *p);
 /* ray_proc_kill every live proc; returns how many there were. */

@@ -83,6 +83,8 @@ M.options = {
     help = "leave out the built-in hooks (budget, max_visits,\nevaluate, loop detection)" },
   { name = "max-repeats", key = "max_repeats", arg = "N", number = 1e6, whole = true,
     help = "loop detection: stop when a markdown state gives the same\nreply N times in a row (default 3, 0 = off); a state's\nmax_repeats or max_visits wins" },
+  { name = "launcher", key = "launcher", arg = "NAME",
+    help = "where states run unless they or their fork say: local\n(the default), slurm, ssh, kubernetes or one the config\ndefines under launchers: (docs/cluster.md)" },
   { name = "record", key = "record", arg = "FILE",
     help = "write every model exchange of the run to FILE, a cassette\nto replay offline (docs/testing.md); a resume appends" },
   { name = "quiet", key = "quiet",

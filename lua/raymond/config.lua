@@ -7,8 +7,10 @@
 -- Two files are read: the project's, config.yaml in the .raymond folder
 -- that holds the runs (raymond.workspace.find_root), and the user's,
 -- $XDG_CONFIG_HOME/raymond/config.yaml (else ~/.config/raymond/config.yaml).
--- Each holds a mapping `raymond:` of the settings in M.KEYS.  A setting the
--- command line gives wins, else the project's, else the user's, else
+-- Each holds a mapping `raymond:` of the settings in M.KEYS, and maybe
+-- `launchers:`, the launchers it defines (raymond.launchers.template),
+-- which add up by name, the project's winning, into opts.launchers.  A
+-- setting the command line gives wins, else the project's, else the user's, else
 -- raymond's default.  Lists (allow_cd, hooks) add up instead: the user's,
 -- then the project's, then the command line's.  Booleans can be true or
 -- false in a file (the project's false beats the user's true); as the
@@ -37,6 +39,8 @@ local raymond = require("raymond")
 local cli = require("raymond.cli")
 local console = require("raymond.console")
 local engine = require("raymond.engine")
+local launchers = require("raymond.launchers")
+local template = require("raymond.launchers.template")
 local text = require("raymond.text")
 local workspace = require("raymond.workspace")
 
@@ -92,6 +96,8 @@ M.KEYS = {
     doc = "hook files to load after the default hooks and the workflow's" },
   { key = "no_default_hooks", option = "no-default-hooks", default = false,
     doc = "leave out the built-in hooks (budget, max_visits, evaluate, loop detection)" },
+  { key = "launcher", option = "launcher", default = "local",
+    doc = "where states run that name no launcher (local, slurm, ssh, kubernetes, or configured)" },
   { key = "verbose", ignored = "raymond shows progress unless quiet is set" },
   { key = "task_folder_pattern", ignored = "raymond makes no task folders" },
 }
@@ -242,7 +248,11 @@ local function read(which, path, cwd, base)
   end
   for _, key in ipairs(keys_by_line(top, lines)) do
     local line, value, k = lines[top][key], top[key], M.by_key[key]
-    if not k then
+    if key == "launchers" and value ~= nil then
+      local defs, lerr = template.parse(value, lines, shown, line, launchers.BUILTIN)
+      if not defs then return nil, { msg = lerr, hint = "see docs/cluster.md; fix the file, or run with --no-config" } end
+      file.launchers = defs
+    elseif not k then
       local near = suggest(key)
       warn(line, "unknown key '%s' is ignored%s", key, near and string.format("; did you mean '%s'?", near) or "")
     elseif k.ignored then
@@ -364,6 +374,15 @@ function M.apply(opts, cfg, only)
       end
       if not got then return nil, err end
       from[k.key] = got
+    end
+  end
+  -- Configured launchers add up by name, the project's winning.
+  if not only or only.launchers then
+    for _, f in ipairs(cfg.files) do
+      for name, def in pairs(f.launchers or {}) do
+        opts.launchers = opts.launchers or {}
+        opts.launchers[name] = def
+      end
     end
   end
   return from

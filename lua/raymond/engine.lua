@@ -24,6 +24,7 @@ local hooks = require("raymond.hooks")
 local isolation = require("raymond.isolation")
 local join = require("raymond.join")
 local leftovers = require("raymond.leftovers")
+local launchers = require("raymond.launchers")
 local record = require("raymond.record")
 local resolve = require("raymond.resolve")
 local runstate = require("raymond.runstate")
@@ -41,7 +42,7 @@ local M = {}
 -- the name it was started with).
 M.LAUNCH_OPTIONS = { "timeout", "max_parallel", "budget", "model", "effort", "claude",
                      "skip_permissions", "no_wait", "hooks", "no_default_hooks", "allow_cd",
-                     "max_agents", "max_repeats", "on_ask", "name", "record" }
+                     "max_agents", "max_repeats", "on_ask", "name", "record", "launcher" }
 
 -- The default cap on live agents (--max-agents): far above any fan-out
 -- the benchmarks and examples make (1001 agents), far below the tens of
@@ -311,6 +312,8 @@ local function open_run(opts, ws, rec, scope, roots)
   local set, herr = hooks.load(files, hookapi.new(run))
   if not set then return nil, herr, run end
   run.hooks = set
+  local lok, lerr = launchers.use(rec.launch)
+  if not lok then return nil, lerr end
   -- A YAML state's field that neither raymond nor a hook reads is refused
   -- once the hooks say which fields they read.
   local bad_field = scope.check_fields and scope:check_fields(set.frontmatter)
@@ -344,6 +347,7 @@ local function launch_options(opts)
   for _, k in ipairs(M.LAUNCH_OPTIONS) do
     if opts[k] ~= nil then launch[k] = opts[k] end
   end
+  launch.launchers = opts.launchers
   launch.claude = launch.claude or os.getenv("RAYMOND_CLAUDE") or "claude"
   -- States run in other directories, so relative paths are made absolute.
   if launch.claude:find("/", 1, true) then launch.claude = absolute(opts.cwd, launch.claude) end
@@ -382,6 +386,8 @@ function M.start(opts)
   if not scope then return nil, { msg = entry } end
   local unread = unread_field(scope, launch_options(opts))
   if unread then return nil, unread end
+  local lok, lerr = launchers.use(launch_options(opts))
+  if not lok then return nil, { msg = lerr, hint = "give a launcher that exists to --launcher (or launcher: in the config)" } end
   local ws = workspace.new(opts.cwd)
   local ok, err, hint = workspace.prepare(ws)
   if not ok then return nil, { msg = err, hint = hint } end
@@ -484,6 +490,11 @@ function M.resume(opts)
     if opts[k] ~= nil then rec.launch[k] = opts[k] end
   end
   if opts.debug == false then rec.launch.debug = false end
+  -- The config's launchers as they are now, over those the run began with.
+  for name, def in pairs(opts.launchers or {}) do
+    rec.launch.launchers = rec.launch.launchers or {}
+    rec.launch.launchers[name] = def
+  end
   rec.status, rec.error = "running", nil
   local roots, cerr = cd_roots(opts, rec.launch, ws, id)
   if not roots then return nil, { msg = cerr } end
@@ -511,6 +522,7 @@ end
 function M.finish(run, crashed, signo)
   if not run then return 1 end
   local code = run:finish(crashed, signo)
+  launchers.finish(run)
   if run.cassette then run.cassette:finish(run, code) end
   -- Empty once every child has ended; left with the files of any that
   -- could not be waited for.

@@ -10,6 +10,12 @@
 --   environment  raymond's own (without CLAUDECODE, see raymond.run)
 --                plus job.env
 --   directory    job.cwd, else the directory raymond was started in
+--   where        job.launcher (raymond.launchers.choose, for a script
+--                state or a Claude turn of a state): here when it is
+--                nil or local, else on a cluster or another machine
+--                (raymond.launchers.spawn, docs/cluster.md); the
+--                result then has `launcher`, and `launch_error` when
+--                the launch itself failed
 --   stdin        job.stdin (a string of any size, written through a
 --                pipe), else /dev/null
 --   limits       job.timeout seconds without output (0: none); the
@@ -45,6 +51,7 @@
 -- step:finish{...}.
 
 local raymond = require("raymond")
+local launchers = require("raymond.launchers")
 
 local M = {}
 
@@ -86,7 +93,7 @@ function M.run(run, job)
       req.record, req.record_step = step.record, step.n
     end
   end
-  local res = run.model and run.model:serve(run, job, req) or raymond.spawn(req)
+  local res = run.model and run.model:serve(run, job, req) or launchers.spawn(run, job, req)
   res.started_at = t0
   if tape then run.cassette:exchange(job, res, tape) end
   return res, step

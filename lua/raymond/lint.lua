@@ -36,6 +36,9 @@ local transition = require("raymond.transition")
 local M = {}
 
 M.SEVERITIES = { "error", "warning", "info" }
+
+-- How much of a script its launcher header may take (raymond.states.script).
+M.HEADER_MAX = 8192
 M.RANK = { error = 1, warning = 2, info = 3 }
 
 local trim = text.trim
@@ -663,6 +666,37 @@ M.checks = {
       .. "variable)",
     fix = "remove or rename the attribute (docs/protocol.md lists each tag's)",
     check = function(wf, add) attr_check(wf, add, "other") end,
+  },
+  {
+    id = "unknown-launcher", severity = "error",
+    what = "a state's launcher (frontmatter launcher:, a YAML state's launcher:, a script's header "
+      .. "block) or a <fork launcher=> names no launcher built in (local, slurm, ssh, kubernetes) or "
+      .. "defined under launchers: in the config; or a script's header block is not a launcher",
+    fix = "correct the name, or define the launcher in the config (docs/cluster.md)",
+    check = function(wf, add)
+      local launchers = require("raymond.launchers")
+      local function check_name(st, v, line)
+        local name = launchers.name_of(v)
+        if type(name) == "string" and not launchers.known(name, wf.launchers or {}) then
+          add(file_of(wf, st), line, string.format("launcher %s: %s", name, launchers.unknown_text(wf.launchers or {})))
+        end
+      end
+      for _, st in ipairs(wf.states) do
+        if st.kind == "markdown" and st.frontmatter and st.frontmatter.launcher ~= nil then
+          check_name(st, st.frontmatter.launcher, st.fm_line("launcher"))
+        elseif st.kind == "script" and st.source then
+          local own = wf.scope.launcher_of and wf.scope:launcher_of(st.name)
+          local v, err = own, nil
+          if own == nil then v, err = launchers.script_header(st.source) end
+          local line = own == nil and st.source:sub(1, M.HEADER_MAX):find("\n#[^\n]*launcher:") or nil
+          line = line and st.line_of(line + 1) or nil
+          if err then add(file_of(wf, st), line or 2, err) else check_name(st, v, line) end
+        end
+        each_tag_attrs(st, function(_, attrs, line)
+          if attrs.launcher then check_name(st, attrs.launcher, line) end
+        end)
+      end
+    end,
   },
   {
     id = "invalid-join", severity = "error",

@@ -15,6 +15,7 @@
 --   mcp_config: servers.json
 --   append_system_prompt: Answer in French.
 --   max_turns: 20
+--   launcher: {name: slurm, cpus: 2}
 --   ---
 --
 -- parse(meta, file) checks the fields and returns a policy table (the
@@ -42,6 +43,7 @@ M.fields = {
   timeout = "number", force_implicit = "boolean",
   allowed_tools = "tools", disallowed_tools = "tools", permission_mode = "string",
   mcp_config = "string", append_system_prompt = "string", max_turns = "number",
+  launcher = "launcher",
 }
 
 -- The type of every field a state's frontmatter may hold, this module's
@@ -286,6 +288,12 @@ function M.parse(meta, file, extra)
         return nil, string.format("%s: frontmatter field '%s' must be a list, got %s", file, k,
           type(v) == "table" and "a mapping" or type(v))
       end
+    elseif want == "launcher" then
+      -- Where the state runs (raymond.launchers); whether the name is
+      -- built in or configured is checked when the state runs, and by lint.
+      local why = require("raymond.launchers").spec_error(v)
+      if why then return nil, string.format("%s: %s", file, why) end
+      pol.launcher = v
     elseif type(v) ~= want then
       return nil, string.format("%s: frontmatter field '%s' must be a %s, got %s", file, k, want, type(v))
     end

@@ -54,6 +54,7 @@ local events = require("raymond.events")
 local hooks = require("raymond.hooks")
 local runstate = require("raymond.runstate")
 local transition = require("raymond.transition")
+local workspace = require("raymond.workspace")
 local xworkflow = require("raymond.xworkflow")
 
 local M = {}
@@ -473,7 +474,20 @@ function Run:close_lost()
 end
 
 -- Returns true once the run is durable; on failure reports it and stops.
+-- Nothing is saved once the run's lease is lost (raymond.lock_check): the
+-- raymond that took it over owns the state file now.
 function Run:save(final)
+  local owned, lost = true, nil
+  if self.ws then owned, lost = raymond.lock_check(workspace.lock_path(self.ws, self.rec.id)) end
+  if not owned then
+    if not self.failed then
+      self.failed = lost
+      console.error(lost .. "; the run was not saved here",
+        nil, "the run goes on where its lease is held now")
+    end
+    raymond.stop()
+    return false
+  end
   -- A test's trace takes its step lines first, marked with the revision
   -- this save writes (raymond.trace says why).
   if self.trace then self.trace:commit((self.rec.revision or 0) + 1) end

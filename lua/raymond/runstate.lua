@@ -199,6 +199,14 @@ local function worktree(wt, where)
   opt(wt.ready, "boolean", where .. ".ready")
 end
 
+-- A launcher's name (raymond.launchers); whether it exists is the
+-- launch's to say, as the config may have changed since.
+local function launcher_name(v, where)
+  expect(v, "string", where)
+  if not v:find("^[A-Za-z0-9_.-]+$") then error(string.format("%s '%s' is not a launcher name", where, v), 0) end
+  return v
+end
+
 -- `ids` maps the ids of the agents checked so far to their index.
 local function check_agent(a, i, ids)
   local w = "agents[" .. i .. "]"
@@ -230,6 +238,22 @@ local function check_agent(a, i, ids)
   if a.task_folder ~= nil then dir(a.task_folder, w .. ".task_folder") end
   if a.task_count ~= nil then int(a.task_count, w .. ".task_count") end
   if a.worktree ~= nil then worktree(a.worktree, w .. ".worktree") end
+  if a.launcher ~= nil then launcher_name(a.launcher, w .. ".launcher") end
+  if a.launch ~= nil then
+    local l = expect(a.launch, "table", w .. ".launch")
+    launcher_name(l.launcher, w .. ".launch.launcher")
+    -- The job name is a folder of .raymond/spool: a plain name, never a path.
+    expect(l.job, "string", w .. ".launch.job")
+    if not l.job:find("^[A-Za-z0-9_.-]+$") or l.job:find("^%.") then
+      error(string.format("%s.launch.job '%s' is not a job name raymond makes", w, l.job), 0)
+    end
+    state_name(l.state, w .. ".launch.state")
+    if l.cancel ~= nil then
+      for j, arg in ipairs(list(l.cancel, w .. ".launch.cancel")) do
+        expect(arg, "string", string.format("%s.launch.cancel[%d]", w, j))
+      end
+    end
+  end
   a.vars = opt(a.vars, "table", w .. ".vars") or {}
   for k, v in pairs(a.vars) do
     local bad = tags.var_error(k)
@@ -295,6 +319,11 @@ function M.decode(text, path)
     -- list, status and watch show.
     for _, k in ipairs({ "timeout", "budget" }) do opt(run.launch[k], "number", "launch." .. k) end
     for _, k in ipairs({ "model", "effort", "claude", "cwd", "record" }) do opt(run.launch[k], "string", "launch." .. k) end
+    if run.launch.launcher ~= nil then launcher_name(run.launch.launcher, "launch.launcher") end
+    for name, def in pairs(opt(run.launch.launchers, "table", "launch.launchers") or {}) do
+      launcher_name(name, "launch.launchers key")
+      expect(def, "table", "launch.launchers." .. name)
+    end
     if opt(run.launch.on_ask, "string", "launch.on_ask") and run.launch.on_ask ~= "reject"
         and run.launch.on_ask ~= "pause" and run.launch.on_ask ~= "prompt" then
       error("launch.on_ask '" .. run.launch.on_ask .. "' is not reject, pause or prompt", 0)

@@ -15,7 +15,8 @@
 -- is the line of the YAML file that line n of state NAME comes from (the
 -- state's own line when n is nil),
 -- label(NAME) "FILE:LINE" of the state, timeout_of(NAME) the state's own
--- timeout and its line; hooks() gives its hook files (hooks: in the file)
+-- timeout and its line, launcher_of(NAME) a script state's launcher:;
+-- hooks() gives its hook files (hooks: in the file)
 -- and check_fields(extra) refuses a state field nobody reads.
 --
 -- Archives are checked when opened (src/archive.c): flat or single-folder
@@ -146,6 +147,13 @@ function Yaml:timeout_of(name)
   local st = self.model.by_name[stem(name)]
   if not st or not st.timeout then return nil end
   return st.timeout, string.format("%s:%d", self.path, st.keys.timeout)
+end
+
+-- A script state's launcher: (raymond.launchers), or nil; a markdown
+-- state's is in its frontmatter.
+function Yaml:launcher_of(name)
+  local st = self.model.by_name[stem(name)]
+  return st and st.launcher
 end
 
 -- The hook files of hooks:, in order, as raymond.hooks.discover lists

@@ -360,13 +360,18 @@ end
 
 -- POST /api/runs/ID/stop: the run's raymond is sent SIGTERM, as Ctrl-C
 -- would stop it: it ends its agents, saves the run as interrupted, and
--- the run can be resumed.  The process is the one the run's lock names,
--- whoever started it.
+-- the run can be resumed.  The process is the one the run's lease names,
+-- whoever started it, when it is on this host.
 function Api:stop(req, id)
   local info = self:existing(req, id)
   if not info then return end
   if not body_of(req, {}) then return end
   local pid = raymond.lock_owner(workspace.lock_path(self.ws, id))
+  local lease = not pid and raymond.lease(workspace.lock_path(self.ws, id))
+  if lease and lease.live and not lease.here then
+    return fail(req, 409, string.format("run %s is driven by raymond pid %d on host %s, not this one",
+      id, lease.pid, lease.host), "stop it on " .. lease.host)
+  end
   if not pid then
     return fail(req, 409, string.format("run %s is not running (it is %s)", id, info.status),
       info.status ~= "completed" and ("POST /api/runs/" .. id .. "/resume continues it") or nil)

@@ -14,8 +14,9 @@
 --   body      "target" (a state name), "payload" (free text) or
 --             "workflow" (a path to another workflow, raymond.xworkflow)
 --   attrs     attribute = kind: "target" (a state name, resolved like the
---             body), "dir" (a directory for the agent), "text" or
---             "duration" (30s, 15m, 48h, 2d: raymond.ask.duration)
+--             body), "dir" (a directory for the agent), "text",
+--             "duration" (30s, 15m, 48h, 2d: raymond.ask.duration) or
+--             "launcher" (a built-in or configured launcher's name)
 --   free      other attributes are allowed and become the new agent's
 --             variables (fork), if their names pass var_error
 --   requires  attribute = why, for attributes that must be given
@@ -38,7 +39,7 @@
 --   { tag = NAME, target = "B.sh", ret = "R.sh", input = "text",
 --     cd = "dir", payload = "text", timeout = "48h", timeout_next = "L.sh",
 --     task = "new", worktree = "NAME",
---     forks = { {target=, input=, cd=, task=, worktree=, vars={}} ... },
+--     forks = { {target=, input=, cd=, task=, worktree=, launcher=, vars={}} ... },
 --     next = "N.sh" }
 -- and, once raymond.isolation.plan has run, `wt` (the worktree's plan)
 -- in each unit asking for a worktree.
@@ -164,6 +165,7 @@ local function fork_apply(run, agent, tr, cwds)
       cwd = cwds[i], input = f.input, vars = f.vars, data = {},
       workflow = agent.workflow, sha256 = agent.sha256, depth = agent.depth,
       task_folder = f.task == "inherit" and agent.task_folder or nil, worktree = f.wt,
+      launcher = f.launcher or agent.launcher,
     }
     if f.workflow then require("raymond.xworkflow").enter(w, f) end
     workers[i] = w
@@ -232,9 +234,10 @@ M.list = {
     summary = "start a parallel agent at WORKER",
     body = "target",
     -- join= and wait=: raymond.join gathers the workers' results;
-    -- task= and worktree=: raymond.isolation.
+    -- task= and worktree=: raymond.isolation; launcher=: where the
+    -- worker's states run (raymond.launchers).
     attrs = { next = "target", cd = "dir", input = "text", join = "target", wait = "text",
-              task = "text", worktree = "text" },
+              task = "text", worktree = "text", launcher = "launcher" },
     free = true,
     session = "fresh",
     prepare = xwf_prepare,
@@ -294,7 +297,7 @@ M.list = {
     usage = '<fork-workflow next="NEXT">PATH</fork-workflow>',
     summary = "a parallel agent in workflow PATH",
     body = "workflow",
-    attrs = { next = "target", cd = "dir", input = "text", task = "text" },
+    attrs = { next = "target", cd = "dir", input = "text", task = "text", launcher = "launcher" },
     free = true,
     session = "fresh",
     prepare = xwf_prepare,

@@ -112,6 +112,14 @@ local function decide_one(e, t, scope)
   return attributes(e, t, scope, tr)
 end
 
+-- nil when `name` is a launcher a model may pick: one built in or
+-- configured for the run, nothing else (docs/security.md).
+function M.launcher_error(name)
+  local launchers = require("raymond.launchers")
+  if launchers.known(name) then return nil end
+  return launchers.unknown_text()
+end
+
 -- The worker a <fork> asks for; its undeclared attributes are the
 -- worker's variables, whose names must pass tags.var_error.
 local function fork_entry(e, scope, t)
@@ -125,8 +133,12 @@ local function fork_entry(e, scope, t)
       vars[k] = v
     end
   end
+  if t.attrs.launcher then
+    local why = M.launcher_error(t.attrs.launcher)
+    if why then return nil, string.format("<%s launcher=\"%s\">: %s", t.name, t.attrs.launcher, why) end
+  end
   local f = { target = target, input = t.attrs.input, cd = t.attrs.cd, task = t.attrs.task,
-              worktree = t.attrs.worktree, vars = vars }
+              worktree = t.attrs.worktree, launcher = t.attrs.launcher, vars = vars }
   if where then
     f.workflow, f.sha256, f.spec, f.real, f.xtag = where.workflow, where.sha256, where.spec, where.real, t.name
   end

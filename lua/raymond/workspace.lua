@@ -6,7 +6,9 @@
 -- at that project root, or in the current directory outside a project.
 --
 --   .raymond/state/<id>.json    the run's state (see raymond.runstate)
---   .raymond/state/<id>.lock    held (flock) by the process driving the run
+--   .raymond/state/<id>.lock    the lease of the process driving the run
+--                               (src/lease.h), with its .claim. and .tmp.
+--                               files while it is taken or renewed
 --   .raymond/state/<id>.children/  one file per running child process
 --                               (raymond.leftovers)
 --   .raymond/state/<id>.bridge  the hook bridge's socket while the run
@@ -14,6 +16,8 @@
 --   .raymond/debug/<id>.record  the debug record (raymond.record)
 --   .raymond/extract/<id>/      an archive workflow's scripts (raymond.scope)
 --   .raymond/tasks/<id>/        the agents' task folders (raymond.isolation)
+--   .raymond/spool/<id>/        the spool folders of its launches on a
+--                               cluster (raymond.launchers.spool)
 --   .raymond/worktrees/<id>/    the agents' git worktrees (raymond.isolation);
 --                               not among the run's files prune removes,
 --                               since a kept one holds work
@@ -63,6 +67,7 @@ function M.bridge_path(ws, id) return ws.state_dir .. "/" .. id .. ".bridge" end
 function M.debug_path(ws, id) return ws.debug_root .. "/" .. id .. ".record" end
 function M.extract_path(ws, id) return ws.root .. "/extract/" .. id end
 function M.tasks_path(ws, id) return ws.root .. "/tasks/" .. id end
+function M.spool_path(ws, id) return ws.root .. "/spool/" .. id end
 
 local LINK_HINT = "raymond keeps its runs only in real folders and files under .raymond; "
   .. "remove the link and run again (raymond makes what it needs)"
@@ -71,20 +76,21 @@ local LINK_HINT = "raymond keeps its runs only in real folders and files under .
 -- write lock of its atomic replacement (src/atomicfile.h), the journal,
 -- the run's lock, its children's records, the hook bridge's socket (left
 -- by a killed raymond), the debug record, an archive's extracted
--- scripts and the agents' task folders.  The lock comes last, so a remover going
+-- scripts, the agents' task folders and the spool folders of its
+-- launches.  The lock comes last, so a remover going
 -- down the list holds the lock until the rest is gone.
 function M.run_paths(ws, id)
   local state = M.state_path(ws, id)
   return { state, state .. ".lock", ws.state_dir .. "/" .. id .. ".journal", M.children_dir(ws, id),
            M.bridge_path(ws, id), M.debug_path(ws, id), M.extract_path(ws, id), M.tasks_path(ws, id),
-           M.lock_path(ws, id) }
+           M.spool_path(ws, id), M.lock_path(ws, id) }
 end
 
 -- Refuse if .raymond, one of its folders or (with `id`) one of the run's
 -- files is a symbolic link: nil, message, hint.
 function M.refuse_links(ws, id)
   local paths = { ws.root, ws.state_dir, ws.debug_root, ws.root .. "/extract", ws.root .. "/tasks",
-                  ws.root .. "/worktrees" }
+                  ws.root .. "/worktrees", ws.root .. "/spool" }
   if id then
     local own = M.run_paths(ws, id)
     table.move(own, 1, #own, #paths + 1, paths)
@@ -149,9 +155,11 @@ function M.new_id(ws)
   return id
 end
 
--- Take the run's lock; fails if another process drives the run, or if a
--- path the run writes is a symbolic link: nil, message[, hint].  A new
--- or resumed run gives .raymond its .gitignore here (M.ignore).
+-- Take the run's lease (raymond.lock, src/lease.h), renewed until
+-- M.unlock or the end of the process; fails if another process drives the
+-- run, on this host or another sharing .raymond, or if a path the run
+-- writes is a symbolic link: nil, message[, hint].  A new or resumed run
+-- gives .raymond its .gitignore here (M.ignore).
 function M.lock(ws, id)
   local ok, err, hint = M.refuse_links(ws, id)
   if not ok then return nil, err, hint end
@@ -159,21 +167,24 @@ function M.lock(ws, id)
   if not ok then return nil, err end
   M.ignore(ws)
   local path = M.lock_path(ws, id)
-  local locked, lerr, why = raymond.lock(path, true)
+  local locked, lerr, why, holder = raymond.lock(path)
   if locked then
     -- We own the run now, so a write lock left by a killed process is stale.
     raymond.clear_stale(M.state_path(ws, id))
     return true
   end
   if why == "locked" then
-    return nil, string.format("run %s is being driven by another raymond process (lock %s)", id, path)
+    return nil, string.format("run %s is being driven by another raymond process (pid %d on host %s, "
+      .. "its lease on %s runs until %s unless renewed)", id, holder.pid, holder.host, path,
+      os.date("!%Y-%m-%dT%H:%M:%SZ", math.floor(holder.expires))),
+      "a run is taken over only once its lease has expired: wait, or stop that raymond first"
   end
   return nil, lerr
 end
 
 -- The status to show for a run whose record `rec` was read: one saved as
--- running whose lock no process holds lost its owner (kill -9, a crash,
--- a power cut) and is interrupted, as --resume will treat it.
+-- running whose lease is not live lost its owner (kill -9, a crash, a
+-- power cut) and is interrupted, as --resume will treat it.
 function M.status(ws, id, rec)
   if rec.status == "running" and not raymond.lock_held(M.lock_path(ws, id)) then
     return "interrupted"
@@ -181,12 +192,11 @@ function M.status(ws, id, rec)
   return rec.status
 end
 
--- Give up the run's lock at the end of the process: the lock file goes,
--- so finished runs leave no files behind but their state.  Removing it
--- while the lock is held is safe: a process that opened the old file
--- finds it locked, and one that opens it afresh waits for nobody.
+-- Give up the run's lease at the end of the process: the lease file goes
+-- (if it is still ours), so finished runs leave no files behind but
+-- their state.
 function M.unlock(ws, id)
-  os.remove(M.lock_path(ws, id))
+  raymond.unlock(M.lock_path(ws, id))
 end
 
 -- The ids of every run, oldest first.

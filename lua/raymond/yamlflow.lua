@@ -21,7 +21,8 @@
 -- states; a state has `prompt` (a markdown state) or script keys (`sh`;
 -- `ps1` and `bat` are Windows scripts, kept so such a file still loads);
 -- a markdown state may have any frontmatter field (raymond.policy, and
--- those the hooks read), a script state only `timeout`.  Top-level keys
+-- those the hooks read), a script state only `timeout` and `launcher`
+-- (raymond.launchers).  Top-level keys
 -- other than `states` and `hooks` are the original's manifest fields,
 -- accepted and not used.
 --
@@ -40,7 +41,8 @@
 --                  file = its (first) virtual file, keys = { key -> line },
 --                  extra = { key -> line } (fields neither raymond's nor
 --                  a script key, for check_fields), timeout = seconds or
---                  nil }, in the order written
+--                  nil, launcher = a script state's launcher: or nil },
+--                  in the order written
 --   hooks        { { lua = source, line = } | { file = relative path,
 --                  line = } }, in the order written
 --   shown        the file's name in messages
@@ -260,11 +262,16 @@ local function read_state(m, name, t, line, lines, src_lines)
         and ("'" .. t.timeout .. "'") or what(t.timeout, lines))
     end
   end
+  if #scripts > 0 and t.launcher ~= nil then
+    local why = require("raymond.launchers").spec_error(t.launcher)
+    if why then return here("launcher") .. string.format("state %s: %s", name, why) end
+    st.launcher = t.launcher
+  end
   for _, k in ipairs(keys_by_line(t, lines)) do
-    if k ~= "prompt" and k ~= "timeout" and not SCRIPT_KEY[k] then
+    if k ~= "prompt" and k ~= "timeout" and not (SCRIPT_KEY[k] or (#scripts > 0 and k == "launcher")) then
       if #scripts > 0 then
         return here(k) .. string.format("script state %s may not have %s: only a prompt has %s", name, k,
-          known_field(k) and "policy fields" or "fields (a script state has sh and timeout)")
+          known_field(k) and "policy fields" or "fields (a script state has sh, timeout and launcher)")
       end
       if not known_field(k) then st.extra[k] = lines[t][k] end
     end

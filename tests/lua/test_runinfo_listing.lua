@@ -49,13 +49,16 @@ local function status_of(listing, id)
   return nil
 end
 
--- Hold the run's lock from another process, as a running raymond does;
--- returns that process's pid.
+-- Hold the run's lease for another process of this host, as a running
+-- raymond does (src/lease.h); returns that process's pid.
 local function hold_lock(ws, id)
   local pidfile = ws.root .. "/" .. id .. ".holder"
-  sh(string.format("exec 9>'%s' && flock -x 9 && { sleep 120 </dev/null >/dev/null 2>&1 & echo $! >'%s'; }",
-    workspace.lock_path(ws, id), pidfile))
-  return (T.get(pidfile):gsub("%s", ""))
+  sh(string.format("{ sleep 120 </dev/null >/dev/null 2>&1 & echo $! >'%s'; }", pidfile))
+  local pid = (T.get(pidfile):gsub("%s", ""))
+  T.put(workspace.lock_path(ws, id), string.format(
+    "raymond lease\nhost %s\npid %s\nstart 0\nexpires %.3f\ngen 1\ntoken %s\n",
+    raymond.host(), pid, raymond.now() + 600, string.rep("ab", 16)))
+  return pid
 end
 
 local function project()
@@ -79,10 +82,11 @@ T.test("a listing shows every kind of run as a fresh read does", function()
   T.has(first, '"id":"killed","status":"interrupted"', "a run saved as running without its raymond")
   T.has(first, '"id":"garbled","status":"unreadable"', "a file that is no state")
   T.eq(same(listing, ws, "nothing changed"), first, "the same again")
-  -- The raymond driving the run is killed: no file changes, the lock goes.
+  -- The raymond driving the run is killed: no file changes, and a lease of
+  -- this host whose process is gone holds nothing.
   sh("kill -9 " .. holder)
-  sh(string.format("i=0; until flock -n '%s' true; do i=$((i + 1)); [ $i -lt 600 ] || exit 1; sleep 0.1; done",
-    workspace.lock_path(ws, "live")))
+  sh(string.format("i=0; while kill -0 %s 2>/dev/null; do i=$((i + 1)); [ $i -lt 600 ] || exit 1; sleep 0.1; done",
+    holder))
   T.eq(status_of(listing, "live"), "interrupted", "a killed run shows interrupted at once")
   same(listing, ws, "after the kill")
 end)

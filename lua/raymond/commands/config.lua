@@ -26,7 +26,9 @@ M.flags = {
 M.help = [[
 Shows the settings a run started here with the same options would use, one
 per line with where it comes from: the command line, a config file
-(FILE:LINE), RAYMOND_CLAUDE, or the default.  A list shows one line per item.
+(FILE:LINE), RAYMOND_CLAUDE, or the default.  A list shows one line per item,
+and each launcher the files define under launchers: one line,
+launchers.NAME = its base or kind (FILE:LINE).
 The config files are the project's, config.yaml in the .raymond folder
 where a run started here keeps its runs, and the user's,
 $XDG_CONFIG_HOME/raymond/config.yaml (else ~/.config/raymond/config.yaml).
@@ -34,7 +36,8 @@ The command line wins over the project's file, and that over the user's;
 lists add up.  A value is checked as the option of the same name is, and a
 bad one is an error naming the line.  A resumed run keeps the options it was
 launched with.  --json prints
-{"files": {...}, "settings": {KEY: {"value", "source"} or {"items"}}}.
+{"files": {...}, "settings": {KEY: {"value", "source"} or {"items"}},
+"launchers": {NAME: definition}}.
 raymond init-config writes a file with every setting; docs/config.md tells
 more.]]
 
@@ -67,15 +70,24 @@ local function text(cfg, from, opts)
       out[#out + 1] = string.format("%s = %s (%s)", k.key, show(got.value), got.source)
     end
   end
+  -- The launchers the files define (docs/cluster.md), by name.
+  local names = {}
+  for name in pairs(opts.launchers or {}) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local def = opts.launchers[name]
+    local kind = def.base and ("base " .. def.base) or (def.submit and "submit: template" or "run: template")
+    out[#out + 1] = string.format("launchers.%s = %s (%s:%d)", name, kind, def.file, def.line)
+  end
   return table.concat(out, "\n") .. "\n"
 end
 
-local function json(cfg, from)
+local function json(cfg, from, opts)
   local settings = {}
   for key, got in pairs(from) do settings[key] = got end
   local files = {}
   for _, f in ipairs(cfg.files) do files[f.which] = f.path end
-  return raymond.json_encode({ files = files, settings = settings }) .. "\n"
+  return raymond.json_encode({ files = files, settings = settings, launchers = opts.launchers }) .. "\n"
 end
 
 function M.main(opts)
@@ -86,7 +98,7 @@ function M.main(opts)
   end
   cfg.project_path = cfg.project_path or select(2, config.project_path(opts.cwd))
   cfg.user_path = cfg.user_path or config.user_path()
-  raymond.stdout(raymond.printable(opts.json and json(cfg, from) or text(cfg, from, opts)))
+  raymond.stdout(raymond.printable(opts.json and json(cfg, from, opts) or text(cfg, from, opts)))
   return 0
 end
 

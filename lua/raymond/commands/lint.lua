@@ -33,7 +33,9 @@ Checks WORKFLOW (a folder, a .zip archive, a YAML workflow or a state
 file) without running it: every state file, its frontmatter and the tags
 it writes, the transitions between states, and the hook files, as a run
 would load them (--hooks and --no-default-hooks as for a run, and
-the config files' hooks and no_default_hooks unless --no-config).  Each
+the config files' hooks and no_default_hooks unless --no-config; a
+launcher a state names must be built in or under the config's
+launchers:).  Each
 finding is one line, file:line: severity: message [check], then a summary;
 --json prints them as a JSON array.  --level (default warning) hides the
 findings below it; the summary counts them all.  raymond run does the error
@@ -49,7 +51,10 @@ local function load(opts)
   for i, path in ipairs(opts.hooks or {}) do
     extra[i] = path:sub(1, 1) == "/" and path or (opts.cwd .. "/" .. path)
   end
-  return analyse.load(opts.workflow, opts.cwd, { hooks = extra, no_default_hooks = opts.no_default_hooks })
+  local wf, err = analyse.load(opts.workflow, opts.cwd, { hooks = extra, no_default_hooks = opts.no_default_hooks })
+  -- The config's launchers, which a state's launcher may name.
+  if wf then wf.launchers = opts.launchers or {} end
+  return wf, err
 end
 M.load = load
 
@@ -67,8 +72,9 @@ local function json(diags, cwd)
   return raymond.json_encode(list)
 end
 
--- The config files' settings the lint reads: those that choose the hooks.
-local SETTINGS = { hooks = true, no_default_hooks = true }
+-- The config files' settings the lint reads: those that choose the hooks,
+-- and the launchers a state may name.
+local SETTINGS = { hooks = true, no_default_hooks = true, launchers = true }
 
 function M.main(opts)
   local from, cerr = require("raymond.config").settle(opts, SETTINGS)

@@ -2,8 +2,9 @@
 -- [--status S]... [--dry-run]`: remove the runs that match, with every
 -- file they left (raymond.workspace.run_paths).
 --
--- A run whose lock a raymond holds is never removed.  Without --dry-run
--- the lock is taken (raymond.lock) before anything goes, so a resume
+-- A run whose lock (its lease, src/lease.h) a raymond holds is never
+-- removed.  Without --dry-run the lock is taken (raymond.lock) before
+-- anything goes, so a resume
 -- started meanwhile waits for nothing and finds the run gone, or finds it
 -- locked and refuses; the lock is held until prune exits.  The runs are
 -- listed before their locks are taken, so each is read again under its
@@ -61,15 +62,23 @@ local function usage(path)
 end
 
 -- Remove the files of run `id`: returns the bytes freed, and a message
--- for each path that could not be removed.
-local function remove(ws, id)
+-- for each path that could not be removed.  `lock_bytes`: what the run's
+-- lock took before prune took it over (its lease is prune's own now).
+local function remove(ws, id, lock_bytes)
   local freed, errors = 0, {}
   for _, path in ipairs(workspace.run_paths(ws, id)) do
     local kind = raymond.stat(path, true)
     if kind then
       local bytes = usage(path)
       local ok, err
-      if kind == "dir" then ok, err = raymond.rmtree(path) else ok, err = os.remove(path) end
+      if path == workspace.lock_path(ws, id) then
+        bytes = lock_bytes
+        -- The lease prune holds goes last, given up rather than removed
+        -- under its renewal.
+        workspace.unlock(ws, id)
+        ok = not raymond.stat(path, true)
+        err = not ok and ("cannot remove '" .. path .. "': it is no longer prune's lease") or nil
+      elseif kind == "dir" then ok, err = raymond.rmtree(path) else ok, err = os.remove(path) end
       if ok then freed = freed + bytes else errors[#errors + 1] = err end
     end
   end
@@ -111,6 +120,7 @@ local function prune_one(ws, info, opts, now)
     for _, path in ipairs(workspace.run_paths(ws, info.id)) do bytes = bytes + usage(path) end
     return "gone", info, bytes, {}
   end
+  local lock_bytes = usage(workspace.lock_path(ws, info.id))
   local claimed, err = claim(ws, info.id)
   if claimed == false then return "running" end
   if claimed == nil then return "gone", info, 0, { err } end
@@ -123,7 +133,7 @@ local function prune_one(ws, info, opts, now)
     workspace.unlock(ws, info.id)
     return kind and "changed" or nil, fresh
   end
-  return "gone", fresh, remove(ws, info.id)
+  return "gone", fresh, remove(ws, info.id, lock_bytes)
 end
 
 -- Why a run is kept, for prune_one's answers but "gone" (%s: the status

@@ -20,7 +20,8 @@ M.args = {
 M.extra_hint = "give one WORKFLOW; quote --input text that has spaces"
 
 M.flags = {
-  { "run options", "input", "workflow-id", "name", "timeout", "max-parallel", "max-agents", "allow-cd", "on-ask", "no-lint", "record" },
+  { "run options", "input", "workflow-id", "name", "timeout", "max-parallel", "max-agents", "allow-cd", "on-ask", "no-lint", "record",
+    "launcher" },
   cli.groups.markdown,
   cli.groups.hooks,
   cli.groups.output,
@@ -40,6 +41,11 @@ error checks of raymond lint run; a workflow with an error is not started
 
 A workflow whose states can <ask> a person is refused unless --on-ask
 pause is given (or on_ask: pause in a config file).
+
+States run on this machine unless a launcher says otherwise: --launcher
+for the run, launcher: in a state's frontmatter or a script's header
+block, <fork launcher=NAME> for a worker; slurm, ssh, kubernetes or one
+defined under launchers: in a config file (docs/cluster.md).
 
 exit status: 0 completed, 1 error, 2 waiting for answers (--on-ask pause),
 3 stopped resumably (a hook, a usage limit with --no-wait), 130 interrupted]]
@@ -93,6 +99,14 @@ function M.main(opts)
   console.quiet = opts.quiet
   if dsp.value and dsp.source ~= "command line" then
     console.progress("raymond: dangerously_skip_permissions is on (%s)", dsp.source)
+  end
+  -- A config file's launcher: that names none is its line's error.
+  local lf = from.launcher
+  local launchers = require("raymond.launchers")
+  if lf.value and lf.source:find(":%d+$") and not launchers.known(lf.value, opts.launchers or {}) then
+    console.error(string.format("%s: launcher %s: %s", lf.source, lf.value, launchers.unknown_text(opts.launchers or {})),
+      nil, "fix the file, or give --launcher; see docs/cluster.md")
+    return 1
   end
   if not checks_pass(opts) then return 1 end
   local run, err = require("raymond.engine").start(opts)

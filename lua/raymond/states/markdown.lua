@@ -33,12 +33,17 @@
 -- run's scope, before the first launch; a bad one fails the state naming
 -- the file or the hook that gave it.  A turn that reaches max_turns fails
 -- the state: another attempt would only run out of turns again.
+--
+-- Launcher.  The frontmatter's launcher:, else the agent's or the run's,
+-- says where the CLI runs (raymond.launchers); a launch that fails
+-- (launch_error) fails the state naming the launcher, without retries.
 
 local raymond = require("raymond")
 local bridge = require("raymond.bridge")
 local claude = require("raymond.claude")
 local console = require("raymond.console")
 local executor = require("raymond.executor")
+local launchers = require("raymond.launchers")
 local policy = require("raymond.policy")
 local states = require("raymond.states")
 local template = require("raymond.template")
@@ -174,11 +179,15 @@ local function spawn(run, agent, inv, turn, meta)
   local res, step = executor.run(run, {
     argv = argv, stdin = inv.prompt, cwd = agent.cwd, timeout = inv.timeout, lines = reader.line, lines_max = claude.LINE_MAX,
     name = agent.id .. "_" .. agent.state, keep = { prompt = inv.prompt }, env = gate and gate.env,
-    hold = gate and gate.hold,
+    hold = gate and gate.hold, launcher = inv.launcher,
     turn = { agent = agent, state = agent.state, purpose = "state", prompt = inv.prompt, session = turn, gate = gate },
   })
   if gate then gate:close() end
   local out = claude.outcome(res, reader)
+  if res.launch_error then
+    out = { kind = "fatal", cost = out.cost or 0, msg = string.format("launcher %s: %s", res.launcher, res.launch_error),
+            hint = "fix it, then: raymond --resume " .. run.rec.id }
+  end
   if res.timed_out and out.kind == "transient" then out.msg = out.msg .. timeout_note(run, agent, inv) end
   if gate and gate.prompt_blocked and out.kind ~= "stopped" then
     out.kind, out.msg = "fatal", gate.prompt_blocked
@@ -332,6 +341,13 @@ function M.run(run, agent)
     prompt = template.render(body, vars), model = pol.model or launch.model,
     effort = pol.effort or launch.effort, timeout = pol.timeout or launch.timeout,
   }
+  local where, lerr = launchers.choose(run, agent, pol.launcher)
+  if not where then
+    -- The engine names the state's file; a YAML state's line is added.
+    local scope = run:scope_of(agent)
+    local at = scope.label and (console.rel(scope:label(agent.state), run.cwd) .. ": ") or ""
+    return states.error(at .. lerr, nil, "fix it, then: raymond --resume " .. rec.id)
+  end
   local own = pol.settings
   if own.append_system_prompt then own.append_system_prompt = template.render(own.append_system_prompt, vars) end
   for k, v in pairs(own) do inv[k] = v end
@@ -343,6 +359,8 @@ function M.run(run, agent)
   local settings, serr = agent_settings(run, agent, inv, pre.by, own)
   if not settings then return states.error(serr, nil, "correct it, then: raymond --resume " .. rec.id) end
   inv.agent_settings = settings
+  -- Set after PreState, whose hooks see the invocation as data.
+  inv.launcher = where
   local base_prompt = inv.prompt
   local state_cost = 0 -- every attempt of this state, reminders included
   for attempt = 1, M.ATTEMPTS do

@@ -4,11 +4,15 @@
 -- through the executor with the agent's input and variables in its
 -- environment, lets hooks see the output (PostState), and decides the
 -- transition from the tags it printed.  See raymond.states for outcomes.
+-- Where the script runs is its launcher's say (raymond.launchers): a YAML
+-- state's launcher:, else the header block of the script, else the
+-- agent's or the run's.
 
 local raymond = require("raymond")
 local console = require("raymond.console")
 local executor = require("raymond.executor")
 local join = require("raymond.join")
+local launchers = require("raymond.launchers")
 local states = require("raymond.states")
 local transition = require("raymond.transition")
 
@@ -56,9 +60,35 @@ local function timeout(run, agent)
   return run.rec.launch.timeout
 end
 
+-- The launcher of `agent`'s state, whose script is `file`; or nil and
+-- an error outcome.  A script names its own in a header block (YAML
+-- frontmatter in comment lines after the shebang), which only the first
+-- few KiB of the file can hold.
+M.HEADER_MAX = 8192
+local function launcher(run, agent, file)
+  local scope = run:scope_of(agent)
+  local own = scope.launcher_of and scope:launcher_of(agent.state)
+  -- The engine names the state's file; a YAML state's line is added.
+  local at = scope.label and (console.rel(scope:label(agent.state), run.cwd) .. ": ") or ""
+  if own == nil then
+    local err
+    own, err = launchers.script_header(raymond.read_range(file, 0, M.HEADER_MAX) or "")
+    if err then
+      return nil, states.error(at .. err, nil, "fix the script's header, then: raymond --resume " .. run.rec.id)
+    end
+  end
+  local l, lerr = launchers.choose(run, agent, own)
+  if not l then return nil, states.error(at .. lerr, nil, "fix it, then: raymond --resume " .. run.rec.id) end
+  return l
+end
+
 -- The outcome of a script that did not end well, or nil.
 local function failure(run, res, limit, where)
   if res.killed and not res.timed_out then return states.STOPPED end
+  if res.launch_error then
+    return states.error(string.format("launcher %s: %s", res.launcher, res.launch_error), nil,
+      "fix it, then: raymond --resume " .. run.rec.id)
+  end
   local stderr = console.tail(res.stderr_tail, STDERR_LINES)
   if res.spawn_error then return states.error("cannot run the script: " .. res.spawn_error) end
   if res.timed_out and where then
@@ -118,6 +148,8 @@ function M.run(run, agent)
   -- Ctrl-C while a big archive is unpacked ends the step like a killed one.
   if not file and raymond.stopping() then return states.STOPPED end
   if not file then return states.error("cannot unpack the workflow archive: " .. serr) end
+  local chosen, lout = launcher(run, agent, file)
+  if not chosen then return lout end
   local env = script_env(run, agent, file)
   local input_path, ierr = input_file(run, agent, env)
   if ierr then return ierr end
@@ -128,6 +160,7 @@ function M.run(run, agent)
     argv = { "bash", file }, env = env, cwd = agent.cwd,
     timeout = limit, tags = true, name = agent.id .. "_" .. agent.state,
     input = agent.input, prints = console.prints(agent.id), script = { agent = agent, state = agent.state },
+    launcher = chosen,
   })
   if input_path then os.remove(input_path) end
   if results_path then os.remove(results_path) end

@@ -1,0 +1,81 @@
+-- raymond.launchers.spool: the spool kind of launch (docs/cluster.md,
+-- "The spool protocol").
+--
+-- raymond writes the folder .raymond/spool/<run id>/<job>/ (0700): env
+-- (the variables, 0600), in (the child's stdin, when it has one) and
+-- task.sh (raymond.launchers.script), and starts its follower,
+-- `raymond launch-follow DIR ...`, as the step's child.  The follower
+-- submits task.sh with the launcher's submit: command (or attaches to the
+-- job when the folder shows one was submitted), copies the task's out and
+-- err to its own stdout and stderr as they grow, and ends as the task
+-- did; on a stop it runs cancel: and waits for the task to end.  A folder
+-- that already has task.sh is a launch a resume attaches to, and is left
+-- as it is.
+
+local raymond = require("raymond")
+local script = require("raymond.launchers.script")
+local template = require("raymond.launchers.template")
+
+local M = {}
+
+M.CHECK, M.GRACE = 10, 20 -- the follower's defaults, in seconds
+M.ERROR_MAX = 4096
+
+local PRIVATE = 448 -- 0700
+
+-- Write the folder's files unless a launch wrote them already.  Returns
+-- true, or nil and a message.
+local function prepare(dir, req, env)
+  local ok, err = raymond.mkdir_p(dir:match("^(.*)/[^/]*$"), PRIVATE)
+  if ok then ok, err = raymond.mkdir_p(dir, PRIVATE) end
+  if not ok then return nil, err end
+  if raymond.stat(dir .. "/task.sh", true) then return true end
+  local input = req.input ~= nil and req.input ~= ""
+  ok, err = raymond.write_atomic(dir .. "/env", script.exports(env), "private")
+  if ok and input then ok, err = raymond.write_atomic(dir .. "/in", req.input, "private") end
+  if ok then
+    ok, err = raymond.write_atomic(dir .. "/task.sh", script.task(dir, req.cwd or ".", req.argv, input), "private")
+  end
+  return ok, err
+end
+
+-- The follower's command line for launch `c` in `dir`.
+function M.follower(c, dir)
+  local l, vals = c.l, c.values
+  vals.spool, vals.script = dir, dir .. "/task.sh"
+  local argv = { raymond.exe_path(), "launch-follow", dir, "--name", c.name,
+                 "--check", tostring(l.check or M.CHECK), "--grace", tostring(l.grace or M.GRACE) }
+  for _, which in ipairs({ "submit", "cancel", "status" }) do
+    local list = template.expand(l[which], vals, c.resources)
+    argv[#argv + 1] = "--" .. which
+    argv[#argv + 1] = tostring(#list)
+    table.move(list, 1, #list, #argv + 1, argv)
+  end
+  return argv
+end
+
+-- Launch `c` (see raymond.launchers.spawn); returns the result and the
+-- spool folder.
+function M.run(c)
+  local dir = require("raymond.launchers").spool_root(c.run) .. "/" .. c.name
+  local ok, err = prepare(dir, c.req, c.env)
+  if not ok then
+    return { exit = 125, launch_error = "cannot write the spool folder " .. dir .. ": " .. tostring(err),
+             stdout_tail = "", stderr_tail = "" }, nil
+  end
+  local req = {}
+  for k, v in pairs(c.req) do req[k] = v end
+  req.argv, req.env, req.cwd, req.input = M.follower(c, dir), c.local_env, c.run.cwd, nil
+  -- A stop waits for the follower's cancel and its grace before SIGKILL.
+  req.grace = (tonumber(c.l.check) or M.CHECK) + (tonumber(c.l.grace) or M.GRACE) + 5
+  local res = raymond.spawn(req)
+  local text = raymond.read_file(dir .. "/launch-error", M.ERROR_MAX)
+  if text and text:find("%S") then
+    res.launch_error = text:gsub("%s+$", "")
+  elseif res.spawn_error then
+    res.launch_error = "cannot start the follower: " .. res.spawn_error
+  end
+  return res, dir
+end
+
+return M

@@ -1,0 +1,136 @@
+#!/bin/bash
+# raymond launch-follow, the follower of a spool launch (src/cmd_follow.c),
+# against the fake Slurm of tests/fake/slurm: it submits the spool's
+# task.sh once, streams the task's stdout and stderr while it runs, ends
+# as the task ended (its exit status, or its signal), and reports a launch
+# that failed (the submit refused, the job gone without an exit status) in
+# the spool's launch-error with exit status 125.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/slurm-lib.sh"
+
+test_expect_success 'output streams while the task runs; the job is submitted once, with no environment but the spool env' '
+	mkdir work &&
+	export OUTER_SECRET=s3cret &&
+	spool j1 "$PWD/work" sh -c "echo first; echo \"warn \$SPOOL_VAR\" >&2; while [ ! -e go ]; do sleep 0.05; done; echo second \${OUTER_SECRET-unset} \$(pwd)" &&
+	follow_args j1 || exit 1
+	"$RAYMOND" launch-follow "${FARGS[@]}" >out 2>err &
+	pid=$!
+	wait_for_line out "^first$" &&
+	wait_for_line err "^warn it.s here$" &&
+	is_running $pid && [ ! -e j1/exit ] &&
+	touch work/go &&
+	expect_status 0 wait $pid &&
+	printf "first\nsecond unset %s\n" "$PWD/work" >want &&
+	cmp want out &&
+	[ "$(submits j1)" = 1 ] &&
+	read -r host tpid jobid <j1/started &&
+	[ "$jobid" = "$(cat j1/job)" ] &&
+	[ "$(stat -c %a j1/job)" = 600 ] &&
+	! queued j1
+'
+
+test_expect_success 'the task exit status is the follower exit status' '
+	spool j2 /tmp sh -c "exit 7" &&
+	follow_args j2 &&
+	how "$RAYMOND" launch-follow "${FARGS[@]}" &&
+	[ "$(cat how)" = "exit 7" ] &&
+	spool j3 /tmp true &&
+	follow_args j3 &&
+	how "$RAYMOND" launch-follow "${FARGS[@]}" &&
+	[ "$(cat how)" = "exit 0" ]
+'
+
+test_expect_success 'a task killed by a signal ends the follower by the same signal' '
+	spool j4 /tmp sh -c "echo bye; kill -TERM \$\$" &&
+	follow_args j4 &&
+	how "$RAYMOND" launch-follow "${FARGS[@]}" >out &&
+	[ "$(cat how)" = "signal 15" ] &&
+	[ "$(cat j4/exit)" = 143 ] &&
+	grep -x bye out &&
+	spool j5 /tmp sh -c "kill -KILL \$\$" &&
+	follow_args j5 &&
+	how "$RAYMOND" launch-follow "${FARGS[@]}" &&
+	[ "$(cat how)" = "signal 9" ]
+'
+
+test_expect_success 'a finished job is replayed from the spool: no submit, no question to the cluster' '
+	spool j6 /tmp sh -c "echo out-line; echo err-line >&2; exit 5" &&
+	follow_args j6 &&
+	expect_status 5 "$RAYMOND" launch-follow "${FARGS[@]}" >out1 2>err1 &&
+	before=$(wc -l <"$FAKE_SLURM_LOG") &&
+	expect_status 5 "$RAYMOND" launch-follow "${FARGS[@]}" >out2 2>err2 &&
+	cmp out1 out2 && cmp err1 err2 &&
+	grep -x out-line out2 && grep -x err-line err2 &&
+	[ "$(wc -l <"$FAKE_SLURM_LOG")" = "$before" ]
+'
+
+test_expect_success 'a refused submit: launch-error holds sbatch message, exit 125' '
+	spool j7 /tmp true &&
+	follow_args j7 &&
+	FAKE_SBATCH_FAIL="Invalid partition name specified" expect_status 125 "$RAYMOND" launch-follow "${FARGS[@]}" &&
+	[ "$(cat j7/launch-error)" = "submit failed (exit 1): sbatch: error: Invalid partition name specified" ] &&
+	[ ! -e j7/job ] && ! queued j7
+'
+
+test_expect_success 'a submit command that cannot run is a launch error too' '
+	spool j8 /tmp true &&
+	expect_status 125 "$RAYMOND" launch-follow "$PWD/j8" --name j8 \
+		--submit 1 no-such-sbatch --cancel 1 true --status 1 true &&
+	grep "^submit failed (cannot run .no-such-sbatch.: No such file or directory)$" j8/launch-error
+'
+
+test_expect_success 'a job that vanishes without an exit status: launch-error, exit 125' '
+	spool j9 /tmp sleep 600 &&
+	follow_args j9 || exit 1
+	"$RAYMOND" launch-follow "${FARGS[@]}" >out 2>err &
+	pid=$!
+	wait_for_file j9/started &&
+	kill -KILL -- "-$(job_pgid j9)" &&
+	expect_status 125 wait $pid &&
+	grep -x "job j9 ended without an exit status (cancelled, over its time limit, or its node was lost)" j9/launch-error &&
+	[ ! -e j9/exit ]
+'
+
+test_expect_success 'the task own launch errors (no working directory, no program) end with its 125' '
+	spool j10 "$PWD/nowhere" true &&
+	follow_args j10 &&
+	expect_status 125 "$RAYMOND" launch-follow "${FARGS[@]}" &&
+	grep "^working directory $PWD/nowhere does not exist on node " j10/launch-error &&
+	spool j11 /tmp no-such-program &&
+	follow_args j11 &&
+	expect_status 125 "$RAYMOND" launch-follow "${FARGS[@]}" &&
+	grep "^no-such-program not found on node " j11/launch-error
+'
+
+test_expect_success 'a failing status command is reported once, and the follower keeps waiting' '
+	mkdir work &&
+	spool j12 "$PWD/work" sh -c "while [ ! -e go ]; do sleep 0.05; done; echo done" &&
+	follow_args j12 || exit 1
+	FAKE_SQUEUE_FAIL=1 "$RAYMOND" launch-follow "${FARGS[@]}" >out 2>err &
+	pid=$!
+	wait_until 60 eval "[ \$(grep -c \"^squeue .*--name=j12 \" \"\$FAKE_SLURM_LOG\") -ge 4 ]" &&
+	is_running $pid &&
+	touch work/go &&
+	expect_status 0 wait $pid &&
+	grep -x done out &&
+	[ "$(grep -c "cannot ask the cluster" err)" = 1 ] &&
+	grep -x "raymond: cannot ask the cluster about job j12: exit 1: slurm_load_jobs error: Unable to contact slurm controller (connect failure)" err
+'
+
+test_expect_success 'usage errors say what is wrong, exit 2' '
+	mkdir d &&
+	expect_status 2 raymond launch-follow d --submit 1 true --cancel 1 true --status 1 true 2>err &&
+	grep "^raymond launch-follow: no --name$" err && grep "^usage: raymond launch-follow DIR" err &&
+	expect_status 2 raymond launch-follow d --name j --submit 3 a b 2>err &&
+	grep "needs a count N of 1 or more and N arguments" err &&
+	expect_status 2 raymond launch-follow d --name j --check 0 --submit 1 a --cancel 1 b --status 1 c 2>err &&
+	grep "check needs a number of seconds above 0, not .0." err &&
+	expect_status 2 raymond launch-follow d --name j --submit 1 a --status 1 c 2>err &&
+	grep "submit, --cancel and --status are all needed" err &&
+	expect_status 2 raymond launch-follow nodir --name j --submit 1 a --cancel 1 b --status 1 c 2>err &&
+	grep "no spool folder .nodir." err &&
+	expect_status 2 raymond launch-follow d --name j --bogus --submit 1 a --cancel 1 b --status 1 c 2>err &&
+	grep "unknown option or missing value: --bogus" err
+'
+
+test_done
