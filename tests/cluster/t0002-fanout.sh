@@ -20,7 +20,7 @@ test_expect_success 'a fan-out of 20 workers runs as 20 Slurm jobs and joins' '
 	# raymond'"'"'s job names.
 	wait_until 60 count_is 20 running_jobs &&
 	ray_jobs_in RUNNING >names &&
-	grep -Ec "^ray-main_w[0-9]+-[0-9a-f]{8}$" names | grep -x 20 &&
+	grep -Ec "^ray-main-w[0-9]+-[0-9a-f]{8}$" names | grep -x 20 &&
 	test "$(sort -u names | wc -l)" -eq 20 &&
 	wait_for_line work.log "^20 " &&
 	touch go &&
