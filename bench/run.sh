@@ -30,6 +30,8 @@
 #   lint    `raymond lint` of a 1000-state workflow (markdown states with
 #           frontmatter, a script in ten), against grep reading the same
 #           files for their tags.
+#   cluster bench/cluster.sh, only when a Slurm answers sinfo: raymond's
+#           processor time holding 50 Slurm jobs.
 # Times are the median of REPEAT runs (default 5).
 set -eu
 build=$(cd "${1:-build}" && pwd)
