@@ -32,6 +32,14 @@
 #                          current directory (pids), or that there are none
 #   release_held           wait for a held (pending) job of raymond's and
 #                          release it (scontrol release)
+#   count_is N CMD...      CMD prints N (for wait_until)
+#   running_jobs           how many of raymond's jobs are running
+#   lines_matching F RE    how many lines of F match RE
+#   fan_out, joined_ok     a fan-out workflow and its join's check
+#   stop_on_exit PID       SIGTERM to raymond PID when the test body ends
+#
+# A worker that waits for a file also gives up once the test's folder is
+# gone ([ -d "$WORK_DIR" ]), so a failed test leaves no script spinning.
 
 CLUSTER_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$CLUSTER_TOP/../cli/lib.sh"
@@ -162,3 +170,12 @@ running_jobs() { ray_jobs_in RUNNING | grep -c . || true; }
 # lines_matching FILE REGEX: how many lines of FILE match REGEX (0 when
 # FILE is missing).
 lines_matching() { grep -Ec -- "$2" "$1" 2>/dev/null || true; }
+
+# stop_on_exit PID: when the test body ends, however it ends, SIGTERM to
+# raymond PID if it still runs, so that a failing test leaves no raymond
+# (and, through its stop, no job) behind.  Call it right after starting
+# raymond in the background.
+stop_on_exit() {
+	# shellcheck disable=SC2064
+	trap "if is_running $1; then kill -TERM $1 || true; wait_for_exit $1 60 >/dev/null || true; fi" EXIT
+}

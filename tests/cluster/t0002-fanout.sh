@@ -10,12 +10,13 @@ test_expect_success 'a fan-out of 20 workers runs as 20 Slurm jobs and joins' '
 	fan_out 20 slurm join &&
 	state W.sh <<-\EOS &&
 	echo "$item ${SLURM_JOB_ID:-no-job} $RAYMOND_AGENT_ID" >>"$WORK_DIR/work.log"
-	until [ -e "$WORK_DIR/go" ]; do sleep 0.1; done
+	until [ -e "$WORK_DIR/go" ]; do [ -d "$WORK_DIR" ] || exit 1; sleep 0.1; done
 	echo "<result>r$item</result>"
 	EOS
 	before=$(submissions)
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
+	stop_on_exit $pid
 	# All 20 are in the queue and running at the same time, under
 	# raymond'"'"'s job names.
 	wait_until 60 count_is 20 running_jobs &&

@@ -10,12 +10,13 @@ test_expect_success 'a worker'"'"'s lines arrive while its Slurm job still runs'
 	state W.sh <<-\EOS
 	echo "<print>first line from worker $item</print>"
 	echo "more text" >&2
-	until [ -e "$WORK_DIR/go" ]; do sleep 0.1; done
+	until [ -e "$WORK_DIR/go" ]; do [ -d "$WORK_DIR" ] || exit 1; sleep 0.1; done
 	echo "<print>second line from worker $item</print>"
 	echo "<result>w$item</result>"
 	EOS
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
+	stop_on_exit $pid
 	wait_for_line out "^first line from worker 1$" &&
 	# The job is still running and has not printed its second line.
 	test "$(ray_jobs_in RUNNING | wc -l)" -eq 1 &&

@@ -11,10 +11,11 @@ test_expect_success 'SIGINT to raymond during a fan-out of 20: squeue empty with
 	fan_out 20 slurm &&
 	state W.sh <<-\EOS
 	echo "$item" >>"$WORK_DIR/started.log"
-	while :; do sleep 1; done
+	while [ -d "$WORK_DIR" ]; do sleep 1; done
 	EOS
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
+	stop_on_exit $pid
 	wait_until 60 count_is 20 lines_matching started.log . &&
 	test "$(ray_job_count)" -eq 20 &&
 	sent=$(now_ms) &&

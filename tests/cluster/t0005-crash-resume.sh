@@ -14,7 +14,7 @@ test_expect_success 'kill -9 mid-fan-out of 20, then --resume: every worker ran 
 	# Odd workers wait for go-odd, even ones for go-even.
 	state W.sh <<-\EOS &&
 	echo "start $item" >>"$WORK_DIR/work.log"
-	until [ -e "$WORK_DIR/go-$((item % 2 ? 0 : 1))" ]; do sleep 0.1; done
+	until [ -e "$WORK_DIR/go-$((item % 2 ? 0 : 1))" ]; do [ -d "$WORK_DIR" ] || exit 1; sleep 0.1; done
 	echo "end $item" >>"$WORK_DIR/work.log"
 	echo "<print>output of $item</print>"
 	echo "<result>r$item</result>"
@@ -22,6 +22,7 @@ test_expect_success 'kill -9 mid-fan-out of 20, then --resume: every worker ran 
 	before=$(submissions)
 	"$RAYMOND" wf --quiet >out1 2>err1 &
 	pid=$!
+	stop_on_exit $pid
 	wait_until 60 count_is 20 lines_matching work.log "^start" &&
 	kill -9 $pid && { wait $pid 2>/dev/null || true; } &&
 	# The followers end with raymond; the jobs do not.
@@ -33,6 +34,7 @@ test_expect_success 'kill -9 mid-fan-out of 20, then --resume: every worker ran 
 	test "$(grep -c "^end" work.log)" -eq 10
 	"$RAYMOND" --resume "$(run_id)" --quiet >out2 2>err2 &
 	pid=$!
+	stop_on_exit $pid
 	# The even ones are still running when the resume attaches to them.
 	test "$(ray_jobs_in RUNNING | wc -l)" -eq 10 &&
 	touch go-1 &&

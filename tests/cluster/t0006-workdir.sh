@@ -27,6 +27,7 @@ test_expect_success 'the working directory is gone on the node: clear error befo
 	EOS
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
+	stop_on_exit $pid
 	wait_until 60 held_job_id_ready &&
 	rmdir sub &&
 	release_held &&
@@ -41,6 +42,7 @@ test_expect_success 'the working directory is gone on the node: clear error befo
 	mkdir sub
 	"$RAYMOND" --resume "$(run_id)" --quiet >out2 2>err2 &
 	pid=$!
+	stop_on_exit $pid
 	release_held &&
 	wait $pid &&
 	test "$(cat out2)" = "remote ok" &&

@@ -65,11 +65,12 @@ test_expect_success 'a state on an ssh launcher runs through sshd, streams, and 
 	fan_out 1 box &&
 	state W.sh <<-\EOS
 	echo "<print>over ssh: ${SSH_CONNECTION:+yes} $item $SECRET_TOKEN</print>"
-	until [ -e "$WORK_DIR/go" ]; do sleep 0.1; done
+	until [ -e "$WORK_DIR/go" ]; do [ -d "$WORK_DIR" ] || exit 1; sleep 0.1; done
 	echo "<result>w$item</result>"
 	EOS
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
+	stop_on_exit $pid
 	wait_for_line out "^over ssh: yes 1 s3cret$" &&
 	touch go &&
 	wait $pid &&
@@ -103,10 +104,11 @@ test_expect_success 'Ctrl-C stops the remote command' '
 	# ---
 	echo "$SSH_CONNECTION" >"$WORK_DIR/connection"
 	echo $$ >"$WORK_DIR/remote.pid"
-	while :; do sleep 1; done
+	while [ -d "$WORK_DIR" ]; do sleep 1; done
 	EOS
 	"$RAYMOND" wf --quiet >out 2>err &
 	pid=$!
+	stop_on_exit $pid
 	wait_for_file remote.pid &&
 	remote=$(cat remote.pid) &&
 	is_running "$remote" &&
