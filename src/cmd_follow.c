@@ -377,8 +377,8 @@ out:
 }
 
 /*
- * Submit task.sh: 0 with DIR/job written, or -1 with DIR/launch-error
- * written.
+ * Submit task.sh: 0 with DIR/job written (and what the submit said on
+ * stderr passed on to ours), or -1 with DIR/launch-error written.
  */
 static int
 submit(struct follow *f)
@@ -400,6 +400,8 @@ submit(struct follow *f)
 		spool_write(f, "launch-error", ray_buf_str(&msg));
 		goto out;
 	}
+	/* A warning of a submit that worked is the step's to show. */
+	(void)ray_write_all(2, res.err.data, res.err.len);
 	nl = strcspn(ray_buf_str(&res.out), "\n");
 	text = trimmed(ray_buf_str(&res.out), nl);
 	ray_buf_addf(&msg, "%s\n", text);
@@ -741,6 +743,13 @@ ray_cmd_follow(int argc, char **argv)
 	if (rc != 0)
 		goto out;
 
+	/*
+	 * job and launch-error must outlive the follower, not the machine:
+	 * should a power cut lose job, the status command still finds the
+	 * job by its name.  No fsync, then, which costs more than the rest
+	 * of a launch on a busy disk.
+	 */
+	ray_atomicfile_set_sync(0);
 	f.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (f.sigfd < 0) {
 		perror("raymond launch-follow: signalfd");
