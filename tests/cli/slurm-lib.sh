@@ -40,10 +40,12 @@ job_pgid() { cat "$FAKE_SLURM_DIR/jobs/$(cat "$1/job").pid"; }
 queued() { [ -n "$(squeue --noheader "--name=$1" --format=%i)" ]; }
 
 # how CMD...: run CMD and write how it ended to ./how, "exit N" or
-# "signal N" (bash alone says 143 for both an exit 143 and a SIGTERM).
+# "signal N", with " core" when it dumped one (bash alone says 143 for
+# both an exit 143 and a SIGTERM).
 how() {
 	perl -e 'system(@ARGV); open(my $f, ">", "how") or die;
-		print $f (($? & 127) ? "signal " . ($? & 127) : "exit " . ($? >> 8)), "\n"' "$@"
+		print $f (($? & 127) ? "signal " . ($? & 127) : "exit " . ($? >> 8)),
+			(($? & 128) ? " core" : ""), "\n"' "$@"
 }
 
 # submits NAME: how many times job NAME was submitted.
