@@ -37,10 +37,6 @@ times="$build/test-times"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 export RAYMOND="$build/raymond" TESTS_TOP="$top"
-# The fake Slurm (tests/fake/slurm) comes first on PATH, so a test of a
-# Slurm launch runs the same whether or not a real Slurm is installed;
-# its jobs are recorded here, for this run only.
-export PATH="$top/tests/fake/slurm:$PATH" FAKE_SLURM_DIR="$logs/slurm"
 mkdir -p "$logs/san" "$logs/result" "$logs/pid"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$logs/san/asan"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$logs/san/ubsan:print_stacktrace=1"
