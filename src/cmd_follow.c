@@ -1,10 +1,11 @@
 /*
  * cmd_follow.c - `raymond launch-follow`, the follower of a spool launch:
  * the one local process raymond spawns for a command a cluster runs
- * (docs/architecture.md, "Launchers").  It submits the spool folder's
- * task.sh, or attaches to the job already submitted, copies the task's
- * output to its own stdout and stderr as it arrives, and ends as the task
- * ended, so raymond treats it as it treats a local child.
+ * (docs/architecture.md, "Launchers: the follower and the spool").  It
+ * submits the spool folder's
+ * task.sh, or attaches to the job already submitted, copies the
+ * task's output to its own stdout and stderr as it arrives, and ends as
+ * the task ended, so raymond treats it as it treats a local child.
  *
  *	raymond launch-follow DIR --name JOB [--check S] [--grace S] \
  *	    --submit N ARG1..ARGN --cancel N ARG1..ARGN --status N ARG1..ARGN
@@ -26,13 +27,16 @@
  *
  * The files of DIR are the spool protocol (docs/architecture.md): task.sh,
  * env and in are raymond's, started, out, err and exit the task's; the
- * follower writes only job and launch-error, each atomically.
+ * follower writes only job and launch-error, each atomically (without
+ * fsync: they must outlive the follower, not the machine).
  *
  * Signals, read from the signalfd between waits (all three stay blocked,
  * so none interrupts a write half done):
  *
  *	          ┌───────────── SIGHUP, in any state ─────────────> exit 129
- *	          │                (raymond died: the job goes on, no cancel)
+ *	          │   (raymond died: the job goes on, no cancel; so does a
+ *	          │    stdout whose reader is gone)
+ *	SIGTERM/INT before the submit starts ──> exit 143, nothing submitted
  *	SUBMIT ──(job id)──> FOLLOW ──(exit file)──> DRAIN ──> end with S
  *	  │ SIGTERM/INT:       │ │
  *	  │ noted, the submit  │ └──(status: gone)──> RECHECK ──(1 s, no exit)──>
@@ -61,7 +65,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -377,8 +380,8 @@ out:
 }
 
 /*
- * Submit task.sh: 0 with DIR/job written, or -1 with DIR/launch-error
- * written.
+ * Submit task.sh: 0 with DIR/job written (and what the submit said on
+ * stderr passed on to ours), or -1 with DIR/launch-error written.
  */
 static int
 submit(struct follow *f)
@@ -400,6 +403,8 @@ submit(struct follow *f)
 		spool_write(f, "launch-error", ray_buf_str(&msg));
 		goto out;
 	}
+	/* A warning of a submit that worked is the step's to show. */
+	(void)ray_write_all(2, res.err.data, res.err.len);
 	nl = strcspn(ray_buf_str(&res.out), "\n");
 	text = trimmed(ray_buf_str(&res.out), nl);
 	ray_buf_addf(&msg, "%s\n", text);
@@ -741,6 +746,13 @@ ray_cmd_follow(int argc, char **argv)
 	if (rc != 0)
 		goto out;
 
+	/*
+	 * job and launch-error must outlive the follower, not the machine:
+	 * should a power cut lose job, the status command still finds the
+	 * job by its name.  No fsync, then, which costs more than the rest
+	 * of a launch on a busy disk.
+	 */
+	ray_atomicfile_set_sync(0);
 	f.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (f.sigfd < 0) {
 		perror("raymond launch-follow: signalfd");
