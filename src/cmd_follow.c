@@ -7,8 +7,18 @@
  * task's output to its own stdout and stderr as it arrives, and ends as
  * the task ended, so raymond treats it as it treats a local child.
  *
- *	raymond launch-follow DIR --name JOB [--check S] [--grace S] \
+ *	raymond launch-follow DIR --name JOB [--check S] [--grace S] [--new] \
  *	    --submit N ARG1..ARGN --cancel N ARG1..ARGN --status N ARG1..ARGN
+ *
+ * --new says raymond made DIR for this launch a moment ago, so no earlier
+ * follower can have submitted its job: the status command is not asked
+ * before the submit, which spares a launch one round trip to the cluster.
+ *
+ * The submit, status and cancel commands get the follower's environment
+ * without RAYMOND_PROCESS_GROUP: that entry marks what a killed raymond
+ * left running (raymond.leftovers), and a job started on this machine by
+ * a launcher's command must not be taken for such a leftover and stopped
+ * by a resume that means to attach to it.
  *
  * Calling sequence (ray_cmd_follow, the arguments after the command name):
  *
@@ -84,7 +94,7 @@
 extern char **environ;
 
 #define USAGE "usage: raymond launch-follow DIR --name JOB [--check SECONDS] " \
-	"[--grace SECONDS] --submit N ARG... --cancel N ARG... --status N ARG..."
+	"[--grace SECONDS] [--new] --submit N ARG... --cancel N ARG... --status N ARG..."
 
 #define POLL_MS 200		/* stat polling, for NFS */
 #define RECHECK_MS 1000		/* NFS attribute caching, before "gone" */
@@ -106,6 +116,7 @@ struct follow {
 	int inofd;		/* -1 when DIR cannot be watched */
 	int outfd;		/* DIR/out, once it exists, else -1 */
 	int errfd;
+	int fresh;		/* --new: DIR was made for this launch */
 	int stop;		/* a SIGTERM or SIGINT came */
 	int cancelled;		/* the cancel command has run */
 	int warned;		/* the status command's failure was reported */
@@ -714,6 +725,8 @@ ray_cmd_follow(int argc, char **argv)
 			rc = parse_cmd(argc, argv, &i, &f.cancel, slots, &nslots);
 		else if (strcmp(a, "--status") == 0)
 			rc = parse_cmd(argc, argv, &i, &f.status, slots, &nslots);
+		else if (strcmp(a, "--new") == 0)
+			f.fresh = 1;
 		else if (strcmp(a, "--name") == 0 && i + 1 < argc)
 			f.name = argv[++i];
 		else if (strcmp(a, "--check") == 0 && i + 1 < argc) {
@@ -753,6 +766,7 @@ ray_cmd_follow(int argc, char **argv)
 	 * of a launch on a busy disk.
 	 */
 	ray_atomicfile_set_sync(0);
+	unsetenv("RAYMOND_PROCESS_GROUP");
 	f.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (f.sigfd < 0) {
 		perror("raymond launch-follow: signalfd");
@@ -768,7 +782,7 @@ ray_cmd_follow(int argc, char **argv)
 	if ((s = read_exit(&f)) != -1)
 		finish(&f, s);
 	attach = spool_exists(&f, "job") || spool_exists(&f, "started") ||
-	    job_status(&f) == 1;
+	    (!f.fresh && job_status(&f) == 1);
 	take_signal(&f);
 	if (!attach && f.stop) {
 		rc = 143;

@@ -68,6 +68,20 @@ test_expect_success 'a finished job is replayed from the spool: no submit, no qu
 	[ "$(wc -l <"$FAKE_SLURM_LOG")" = "$before" ]
 '
 
+test_expect_success 'with --new the cluster is not asked before the submit, and no command of the follower carries RAYMOND_PROCESS_GROUP' '
+	spool j6n /tmp sh -c "echo fresh" &&
+	follow_args j6n --new &&
+	FARGS=("${FARGS[@]/#sbatch/$PWD/rec-sbatch}") &&
+	printf "#!/bin/sh\nprintf %%s \"\${RAYMOND_PROCESS_GROUP-none}\" >\"%s/pg\"\nexec sbatch \"\$@\"\n" "$PWD" >rec-sbatch &&
+	chmod +x rec-sbatch &&
+	RAYMOND_PROCESS_GROUP=token-of-a-step expect_status 0 "$RAYMOND" launch-follow "${FARGS[@]}" >out &&
+	grep -x fresh out &&
+	[ "$(cat pg)" = none ] &&
+	[ "$(submits j6n)" = 1 ] &&
+	first=$(grep -m1 -e "--job-name=j6n " -e "--name=j6n " "$FAKE_SLURM_LOG") &&
+	case $first in sbatch*) ;; *) echo "asked before the submit: $first"; false ;; esac
+'
+
 test_expect_success 'a refused submit: launch-error holds sbatch message, exit 125' '
 	spool j7 /tmp true &&
 	follow_args j7 &&
