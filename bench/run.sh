@@ -213,6 +213,9 @@ bash "$top/bench/test.sh" "$build"
 # And raymond serve: GET /api/runs over 10,000 runs, 200 event streams
 # over 50 runs.
 sh "$top/bench/serve.sh" "$build"
+# And a launch through the follower of a spool launch (fake Slurm, and a
+# real one when it answers) against a local spawn.
+bash "$top/bench/launch.sh" "$build"
 # And the slurm launcher holding 50 jobs, only when a Slurm answers
 # (SLURM_CONF names it, or the system's): bench/cluster.sh.
 if command -v sinfo >/dev/null 2>&1 && sinfo --noheader >/dev/null 2>&1; then

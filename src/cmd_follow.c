@@ -1,13 +1,24 @@
 /*
  * cmd_follow.c - `raymond launch-follow`, the follower of a spool launch:
  * the one local process raymond spawns for a command a cluster runs
- * (docs/architecture.md, "Launchers").  It submits the spool folder's
- * task.sh, or attaches to the job already submitted, copies the task's
- * output to its own stdout and stderr as it arrives, and ends as the task
- * ended, so raymond treats it as it treats a local child.
+ * (docs/architecture.md, "Launchers: the follower and the spool").  It
+ * submits the spool folder's
+ * task.sh, or attaches to the job already submitted, copies the
+ * task's output to its own stdout and stderr as it arrives, and ends as
+ * the task ended, so raymond treats it as it treats a local child.
  *
- *	raymond launch-follow DIR --name JOB [--check S] [--grace S] \
+ *	raymond launch-follow DIR --name JOB [--check S] [--grace S] [--new] \
  *	    --submit N ARG1..ARGN --cancel N ARG1..ARGN --status N ARG1..ARGN
+ *
+ * --new says raymond made DIR for this launch a moment ago, so no earlier
+ * follower can have submitted its job: the status command is not asked
+ * before the submit, which spares a launch one round trip to the cluster.
+ *
+ * The submit, status and cancel commands get the follower's environment
+ * without RAYMOND_PROCESS_GROUP: that entry marks what a killed raymond
+ * left running (raymond.leftovers), and a job started on this machine by
+ * a launcher's command must not be taken for such a leftover and stopped
+ * by a resume that means to attach to it.
  *
  * Calling sequence (ray_cmd_follow, the arguments after the command name):
  *
@@ -26,13 +37,16 @@
  *
  * The files of DIR are the spool protocol (docs/architecture.md): task.sh,
  * env and in are raymond's, started, out, err and exit the task's; the
- * follower writes only job and launch-error, each atomically.
+ * follower writes only job and launch-error, each atomically (without
+ * fsync: they must outlive the follower, not the machine).
  *
  * Signals, read from the signalfd between waits (all three stay blocked,
  * so none interrupts a write half done):
  *
  *	          ┌───────────── SIGHUP, in any state ─────────────> exit 129
- *	          │                (raymond died: the job goes on, no cancel)
+ *	          │   (raymond died: the job goes on, no cancel; so does a
+ *	          │    stdout whose reader is gone)
+ *	SIGTERM/INT before the submit starts ──> exit 143, nothing submitted
  *	SUBMIT ──(job id)──> FOLLOW ──(exit file)──> DRAIN ──> end with S
  *	  │ SIGTERM/INT:       │ │
  *	  │ noted, the submit  │ └──(status: gone)──> RECHECK ──(1 s, no exit)──>
@@ -61,7 +75,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -81,7 +94,7 @@
 extern char **environ;
 
 #define USAGE "usage: raymond launch-follow DIR --name JOB [--check SECONDS] " \
-	"[--grace SECONDS] --submit N ARG... --cancel N ARG... --status N ARG..."
+	"[--grace SECONDS] [--new] --submit N ARG... --cancel N ARG... --status N ARG..."
 
 #define POLL_MS 200		/* stat polling, for NFS */
 #define RECHECK_MS 1000		/* NFS attribute caching, before "gone" */
@@ -103,6 +116,7 @@ struct follow {
 	int inofd;		/* -1 when DIR cannot be watched */
 	int outfd;		/* DIR/out, once it exists, else -1 */
 	int errfd;
+	int fresh;		/* --new: DIR was made for this launch */
 	int stop;		/* a SIGTERM or SIGINT came */
 	int cancelled;		/* the cancel command has run */
 	int warned;		/* the status command's failure was reported */
@@ -377,8 +391,8 @@ out:
 }
 
 /*
- * Submit task.sh: 0 with DIR/job written, or -1 with DIR/launch-error
- * written.
+ * Submit task.sh: 0 with DIR/job written (and what the submit said on
+ * stderr passed on to ours), or -1 with DIR/launch-error written.
  */
 static int
 submit(struct follow *f)
@@ -400,6 +414,8 @@ submit(struct follow *f)
 		spool_write(f, "launch-error", ray_buf_str(&msg));
 		goto out;
 	}
+	/* A warning of a submit that worked is the step's to show. */
+	(void)ray_write_all(2, res.err.data, res.err.len);
 	nl = strcspn(ray_buf_str(&res.out), "\n");
 	text = trimmed(ray_buf_str(&res.out), nl);
 	ray_buf_addf(&msg, "%s\n", text);
@@ -709,6 +725,8 @@ ray_cmd_follow(int argc, char **argv)
 			rc = parse_cmd(argc, argv, &i, &f.cancel, slots, &nslots);
 		else if (strcmp(a, "--status") == 0)
 			rc = parse_cmd(argc, argv, &i, &f.status, slots, &nslots);
+		else if (strcmp(a, "--new") == 0)
+			f.fresh = 1;
 		else if (strcmp(a, "--name") == 0 && i + 1 < argc)
 			f.name = argv[++i];
 		else if (strcmp(a, "--check") == 0 && i + 1 < argc) {
@@ -741,6 +759,14 @@ ray_cmd_follow(int argc, char **argv)
 	if (rc != 0)
 		goto out;
 
+	/*
+	 * job and launch-error must outlive the follower, not the machine:
+	 * should a power cut lose job, the status command still finds the
+	 * job by its name.  No fsync, then, which costs more than the rest
+	 * of a launch on a busy disk.
+	 */
+	ray_atomicfile_set_sync(0);
+	unsetenv("RAYMOND_PROCESS_GROUP");
 	f.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (f.sigfd < 0) {
 		perror("raymond launch-follow: signalfd");
@@ -756,7 +782,7 @@ ray_cmd_follow(int argc, char **argv)
 	if ((s = read_exit(&f)) != -1)
 		finish(&f, s);
 	attach = spool_exists(&f, "job") || spool_exists(&f, "started") ||
-	    job_status(&f) == 1;
+	    (!f.fresh && job_status(&f) == 1);
 	take_signal(&f);
 	if (!attach && f.stop) {
 		rc = 143;

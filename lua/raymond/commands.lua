@@ -43,6 +43,7 @@ M.list = {
   { name = "help", summary = "print this help, or a command's" },
   { name = "version", summary = "print the version" },
   { name = "hook-bridge", module = "hook_bridge", summary = "the Claude Code CLI's tool hook (not run by hand)" },
+  { name = "launch-follow", module = "launch_follow", summary = "the follower of a step a cluster runs (not run by hand)" },
 }
 
 M.by_name = {}

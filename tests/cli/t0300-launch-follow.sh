@@ -8,6 +8,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/slurm-lib.sh"
 
+# ends_as NAME HOW: the follower of ./NAME ends as HOW says ("exit N",
+# "signal N"), its stdout in ./out.
+ends_as() {
+	follow_args "$1" &&
+	how "$RAYMOND" launch-follow "${FARGS[@]}" >out &&
+	[ "$(cat how)" = "$2" ] || { echo "$1: expected $2, got $(cat how)"; return 1; }
+}
+
 test_expect_success 'output streams while the task runs; the job is submitted once, with no environment but the spool env' '
 	mkdir work &&
 	export OUTER_SECRET=s3cret &&
@@ -31,26 +39,22 @@ test_expect_success 'output streams while the task runs; the job is submitted on
 
 test_expect_success 'the task exit status is the follower exit status' '
 	spool j2 /tmp sh -c "exit 7" &&
-	follow_args j2 &&
-	how "$RAYMOND" launch-follow "${FARGS[@]}" &&
-	[ "$(cat how)" = "exit 7" ] &&
+	ends_as j2 "exit 7" &&
 	spool j3 /tmp true &&
-	follow_args j3 &&
-	how "$RAYMOND" launch-follow "${FARGS[@]}" &&
-	[ "$(cat how)" = "exit 0" ]
+	ends_as j3 "exit 0"
 '
 
-test_expect_success 'a task killed by a signal ends the follower by the same signal' '
+test_expect_success 'a task killed by a signal ends the follower by the same signal, without a core; a stop signal is an exit status' '
 	spool j4 /tmp sh -c "echo bye; kill -TERM \$\$" &&
-	follow_args j4 &&
-	how "$RAYMOND" launch-follow "${FARGS[@]}" >out &&
-	[ "$(cat how)" = "signal 15" ] &&
+	ends_as j4 "signal 15" &&
 	[ "$(cat j4/exit)" = 143 ] &&
 	grep -x bye out &&
 	spool j5 /tmp sh -c "kill -KILL \$\$" &&
-	follow_args j5 &&
-	how "$RAYMOND" launch-follow "${FARGS[@]}" &&
-	[ "$(cat how)" = "signal 9" ]
+	ends_as j5 "signal 9" &&
+	spool j5b /tmp sh -c "exit 134" &&
+	(ulimit -c unlimited 2>/dev/null; ends_as j5b "signal 6") &&
+	spool j5c /tmp sh -c "exit 147" &&
+	ends_as j5c "exit 147"
 '
 
 test_expect_success 'a finished job is replayed from the spool: no submit, no question to the cluster' '
@@ -62,6 +66,20 @@ test_expect_success 'a finished job is replayed from the spool: no submit, no qu
 	cmp out1 out2 && cmp err1 err2 &&
 	grep -x out-line out2 && grep -x err-line err2 &&
 	[ "$(wc -l <"$FAKE_SLURM_LOG")" = "$before" ]
+'
+
+test_expect_success 'with --new the cluster is not asked before the submit, and no command of the follower carries RAYMOND_PROCESS_GROUP' '
+	spool j6n /tmp sh -c "echo fresh" &&
+	follow_args j6n --new &&
+	FARGS=("${FARGS[@]/#sbatch/$PWD/rec-sbatch}") &&
+	printf "#!/bin/sh\nprintf %%s \"\${RAYMOND_PROCESS_GROUP-none}\" >\"%s/pg\"\nexec sbatch \"\$@\"\n" "$PWD" >rec-sbatch &&
+	chmod +x rec-sbatch &&
+	RAYMOND_PROCESS_GROUP=token-of-a-step expect_status 0 "$RAYMOND" launch-follow "${FARGS[@]}" >out &&
+	grep -x fresh out &&
+	[ "$(cat pg)" = none ] &&
+	[ "$(submits j6n)" = 1 ] &&
+	first=$(grep -m1 -e "--job-name=j6n " -e "--name=j6n " "$FAKE_SLURM_LOG") &&
+	case $first in sbatch*) ;; *) echo "asked before the submit: $first"; false ;; esac
 '
 
 test_expect_success 'a refused submit: launch-error holds sbatch message, exit 125' '

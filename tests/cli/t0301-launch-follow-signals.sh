@@ -38,6 +38,19 @@ for sig in TERM INT; do
 	'
 done
 
+test_expect_success 'a stop to the process group of the follower while the submit runs: the submit finishes, then the job is cancelled, and none is left' '
+	trapping busy && follow_args busy || exit 1
+	FAKE_SBATCH_DELAY=2 setsid "$RAYMOND" launch-follow "${FARGS[@]}" >out 2>err &
+	pid=$!
+	wait_for_line "$FAKE_SLURM_LOG" "^sbatch .*--job-name=busy " &&
+	kill -TERM -- -$pid &&
+	set +e && wait $pid; st=$? && set -e &&
+	{ [ $st = 3 ] || [ $st = 143 ]; } &&
+	[ "$(submits busy)" = 1 ] &&
+	grep -x "scancel --name=busy" "$FAKE_SLURM_LOG" &&
+	wait_until 60 eval "! queued busy"
+'
+
 test_expect_success 'a task that ignores the stop: the follower ends after --grace with 143, and Slurm kills the job' '
 	mkdir work &&
 	spool deaf "$PWD/work" sh -c "trap \"\" TERM; echo ready; while :; do sleep 0.05; done" &&

@@ -24,27 +24,32 @@ M.ERROR_MAX = 4096
 local PRIVATE = 448 -- 0700
 
 -- Write the folder's files unless a launch wrote them already.  Returns
--- true, or nil and a message.
+-- true and whether they were written now (a new launch), or nil and a
+-- message.
 local function prepare(dir, req, env)
   local ok, err = raymond.mkdir_p(dir:match("^(.*)/[^/]*$"), PRIVATE)
   if ok then ok, err = raymond.mkdir_p(dir, PRIVATE) end
   if not ok then return nil, err end
-  if raymond.stat(dir .. "/task.sh", true) then return true end
+  if raymond.stat(dir .. "/task.sh", true) then return true, false end
   local input = req.input ~= nil and req.input ~= ""
   ok, err = raymond.write_atomic(dir .. "/env", script.exports(env), "private")
   if ok and input then ok, err = raymond.write_atomic(dir .. "/in", req.input, "private") end
   if ok then
     ok, err = raymond.write_atomic(dir .. "/task.sh", script.task(dir, req.cwd or ".", req.argv, input), "private")
   end
-  return ok, err
+  if not ok then return nil, err end
+  return true, true
 end
 
--- The follower's command line for launch `c` in `dir`.
-function M.follower(c, dir)
+-- The follower's command line for launch `c` in `dir`; `new` when the
+-- folder was written for this launch (the follower then submits without
+-- asking the cluster first whether an earlier one did).
+function M.follower(c, dir, new)
   local l, vals = c.l, c.values
   vals.spool, vals.script = dir, dir .. "/task.sh"
   local argv = { raymond.exe_path(), "launch-follow", dir, "--name", c.name,
                  "--check", tostring(l.check or M.CHECK), "--grace", tostring(l.grace or M.GRACE) }
+  if new then argv[#argv + 1] = "--new" end
   for _, which in ipairs({ "submit", "cancel", "status" }) do
     local list = template.expand(l[which], vals, c.resources)
     argv[#argv + 1] = "--" .. which
@@ -58,14 +63,14 @@ end
 -- spool folder.
 function M.run(c)
   local dir = require("raymond.launchers").spool_root(c.run) .. "/" .. c.name
-  local ok, err = prepare(dir, c.req, c.env)
+  local ok, new = prepare(dir, c.req, c.env)
   if not ok then
-    return { exit = 125, launch_error = "cannot write the spool folder " .. dir .. ": " .. tostring(err),
+    return { exit = 125, launch_error = "cannot write the spool folder " .. dir .. ": " .. tostring(new),
              stdout_tail = "", stderr_tail = "" }, nil
   end
   local req = {}
   for k, v in pairs(c.req) do req[k] = v end
-  req.argv, req.env, req.cwd, req.input = M.follower(c, dir), c.local_env, c.run.cwd, nil
+  req.argv, req.env, req.cwd, req.input = M.follower(c, dir, new), c.local_env, c.run.cwd, nil
   -- A stop waits for the follower's cancel and its grace before SIGKILL.
   req.grace = (tonumber(c.l.check) or M.CHECK) + (tonumber(c.l.grace) or M.GRACE) + 5
   local res = raymond.spawn(req)
