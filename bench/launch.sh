@@ -37,8 +37,8 @@ cleanup() {
 trap cleanup EXIT
 cd "$work"
 . "$top/tests/cli/spool-lib.sh"
-export FAKE_SLURM_DIR=$work/slurm
-unset FAKE_SLURM_LOG FAKE_SBATCH_FAIL FAKE_SQUEUE_FAIL
+export SLURM_FAKE_DIR=$work/slurm
+unset SLURM_FAKE_LOG SLURM_FAKE_SBATCH_FAIL SLURM_FAKE_SQUEUE_FAIL
 # An fd that never has data: `read -t` on it is a sleep without a fork.
 exec 3<> <(:)
 

@@ -14,12 +14,12 @@
 
 . "$TESTS_TOP/tests/cli/spool-lib.sh"
 export PATH="$TESTS_TOP/tests/fake/slurm:$PATH"
-export FAKE_SLURM_DIR="$TEST_ROOT/slurm" FAKE_SLURM_LOG="$TEST_ROOT/slurm.log"
-mkdir -p "$FAKE_SLURM_DIR"
+export SLURM_FAKE_DIR="$TEST_ROOT/slurm" SLURM_FAKE_LOG="$TEST_ROOT/slurm.log"
+mkdir -p "$SLURM_FAKE_DIR"
 
 slurm_cleanup() {
 	local f
-	for f in "$FAKE_SLURM_DIR"/jobs/*.pid; do
+	for f in "$SLURM_FAKE_DIR"/jobs/*.pid; do
 		[ -e "$f" ] && kill -KILL -- "-$(cat "$f")" 2>/dev/null
 	done
 	rm -rf "$TEST_ROOT"
@@ -36,7 +36,7 @@ follow_args() {
 		--status 4 squeue --noheader "--name=$name" --format=%i)
 }
 
-job_pgid() { cat "$FAKE_SLURM_DIR/jobs/$(cat "$1/job").pid"; }
+job_pgid() { cat "$SLURM_FAKE_DIR/jobs/$(cat "$1/job").pid"; }
 queued() { [ -n "$(squeue --noheader "--name=$1" --format=%i)" ]; }
 
 # how CMD...: run CMD and write how it ended to ./how, "exit N" or
@@ -49,4 +49,4 @@ how() {
 }
 
 # submits NAME: how many times job NAME was submitted.
-submits() { grep -c -- "^sbatch .* --job-name=$1 " "$FAKE_SLURM_LOG" || true; }
+submits() { grep -c -- "^sbatch .* --job-name=$1 " "$SLURM_FAKE_LOG" || true; }

@@ -61,11 +61,11 @@ test_expect_success 'a finished job is replayed from the spool: no submit, no qu
 	spool j6 /tmp sh -c "echo out-line; echo err-line >&2; exit 5" &&
 	follow_args j6 &&
 	expect_status 5 "$RAYMOND" launch-follow "${FARGS[@]}" >out1 2>err1 &&
-	before=$(wc -l <"$FAKE_SLURM_LOG") &&
+	before=$(wc -l <"$SLURM_FAKE_LOG") &&
 	expect_status 5 "$RAYMOND" launch-follow "${FARGS[@]}" >out2 2>err2 &&
 	cmp out1 out2 && cmp err1 err2 &&
 	grep -x out-line out2 && grep -x err-line err2 &&
-	[ "$(wc -l <"$FAKE_SLURM_LOG")" = "$before" ]
+	[ "$(wc -l <"$SLURM_FAKE_LOG")" = "$before" ]
 '
 
 test_expect_success 'with --new the cluster is not asked before the submit, and no command of the follower carries RAYMOND_PROCESS_GROUP' '
@@ -78,14 +78,14 @@ test_expect_success 'with --new the cluster is not asked before the submit, and 
 	grep -x fresh out &&
 	[ "$(cat pg)" = none ] &&
 	[ "$(submits j6n)" = 1 ] &&
-	first=$(grep -m1 -e "--job-name=j6n " -e "--name=j6n " "$FAKE_SLURM_LOG") &&
+	first=$(grep -m1 -e "--job-name=j6n " -e "--name=j6n " "$SLURM_FAKE_LOG") &&
 	case $first in sbatch*) ;; *) echo "asked before the submit: $first"; false ;; esac
 '
 
 test_expect_success 'a refused submit: launch-error holds sbatch message, exit 125' '
 	spool j7 /tmp true &&
 	follow_args j7 &&
-	FAKE_SBATCH_FAIL="Invalid partition name specified" expect_status 125 "$RAYMOND" launch-follow "${FARGS[@]}" &&
+	SLURM_FAKE_SBATCH_FAIL="Invalid partition name specified" expect_status 125 "$RAYMOND" launch-follow "${FARGS[@]}" &&
 	[ "$(cat j7/launch-error)" = "submit failed (exit 1): sbatch: error: Invalid partition name specified" ] &&
 	[ ! -e j7/job ] && ! queued j7
 '
@@ -124,9 +124,9 @@ test_expect_success 'a failing status command is reported once, and the follower
 	mkdir work &&
 	spool j12 "$PWD/work" sh -c "while [ ! -e go ]; do sleep 0.05; done; echo done" &&
 	follow_args j12 || exit 1
-	FAKE_SQUEUE_FAIL=1 "$RAYMOND" launch-follow "${FARGS[@]}" >out 2>err &
+	SLURM_FAKE_SQUEUE_FAIL=1 "$RAYMOND" launch-follow "${FARGS[@]}" >out 2>err &
 	pid=$!
-	wait_until 60 eval "[ \$(grep -c \"^squeue .*--name=j12 \" \"\$FAKE_SLURM_LOG\") -ge 4 ]" &&
+	wait_until 60 eval "[ \$(grep -c \"^squeue .*--name=j12 \" \"\$SLURM_FAKE_LOG\") -ge 4 ]" &&
 	is_running $pid &&
 	touch work/go &&
 	expect_status 0 wait $pid &&

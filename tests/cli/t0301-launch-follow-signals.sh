@@ -32,7 +32,7 @@ for sig in TERM INT; do
 		expect_status 3 wait $pid &&
 		[ $(( $(now_ms) - t0 )) -lt 15000 ] &&
 		grep -x got-term work/term-seen &&
-		grep -x "scancel --name=s'$sig'" "$FAKE_SLURM_LOG" &&
+		grep -x "scancel --name=s'$sig'" "$SLURM_FAKE_LOG" &&
 		! queued s'$sig' &&
 		grep "CANCELLED" s'$sig'/slurm.out
 	'
@@ -40,14 +40,14 @@ done
 
 test_expect_success 'a stop to the process group of the follower while the submit runs: the submit finishes, then the job is cancelled, and none is left' '
 	trapping busy && follow_args busy || exit 1
-	FAKE_SBATCH_DELAY=2 setsid "$RAYMOND" launch-follow "${FARGS[@]}" >out 2>err &
+	SLURM_FAKE_SBATCH_DELAY=2 setsid "$RAYMOND" launch-follow "${FARGS[@]}" >out 2>err &
 	pid=$!
-	wait_for_line "$FAKE_SLURM_LOG" "^sbatch .*--job-name=busy " &&
+	wait_for_line "$SLURM_FAKE_LOG" "^sbatch .*--job-name=busy " &&
 	kill -TERM -- -$pid &&
 	set +e && wait $pid; st=$? && set -e &&
 	{ [ $st = 3 ] || [ $st = 143 ]; } &&
 	[ "$(submits busy)" = 1 ] &&
-	grep -x "scancel --name=busy" "$FAKE_SLURM_LOG" &&
+	grep -x "scancel --name=busy" "$SLURM_FAKE_LOG" &&
 	wait_until 60 eval "! queued busy"
 '
 
@@ -60,7 +60,7 @@ test_expect_success 'a task that ignores the stop: the follower ends after --gra
 	wait_for_line out "^ready$" &&
 	kill -TERM $pid &&
 	expect_status 143 wait $pid &&
-	[ "$(grep -c "^scancel --name=deaf$" "$FAKE_SLURM_LOG")" = 1 ] &&
+	[ "$(grep -c "^scancel --name=deaf$" "$SLURM_FAKE_LOG")" = 1 ] &&
 	wait_until 60 eval "! queued deaf"
 '
 
@@ -71,7 +71,7 @@ test_expect_success 'SIGHUP: the follower exits 129 without cancelling; a second
 	wait_for_line out1 "^one$" &&
 	kill -HUP $pid &&
 	expect_status 129 wait $pid &&
-	! grep -x "scancel --name=hup" "$FAKE_SLURM_LOG" &&
+	! grep -x "scancel --name=hup" "$SLURM_FAKE_LOG" &&
 	queued hup || exit 1
 	"$RAYMOND" launch-follow "${FARGS[@]}" >out2 2>err2 &
 	pid=$!
@@ -92,7 +92,7 @@ test_expect_success 'its parent killed: the follower exits without cancelling, t
 	is_running $fpid &&
 	kill -KILL $parent &&
 	wait_for_exit $fpid &&
-	! grep -x "scancel --name=orphan" "$FAKE_SLURM_LOG" &&
+	! grep -x "scancel --name=orphan" "$SLURM_FAKE_LOG" &&
 	queued orphan &&
 	touch work/go &&
 	expect_status 4 "$RAYMOND" launch-follow "${FARGS[@]}" >again &&

@@ -42,7 +42,7 @@ test_expect_success 'with the grace a spool launch gets, a timed-out step ends w
 	cat result &&
 	grep -x "exit=3 signal=nil timed_out=true" result &&
 	grep -x handled work/term-seen &&
-	grep -x "scancel --name=g1" "$FAKE_SLURM_LOG" &&
+	grep -x "scancel --name=g1" "$SLURM_FAKE_LOG" &&
 	! queued g1
 '
 
@@ -51,7 +51,7 @@ test_expect_success 'without it, SIGKILL ends the follower a second after the SI
 	spawn_follower g2 0 &&
 	cat result &&
 	grep -x "exit=nil signal=9 timed_out=true" result &&
-	grep -x "scancel --name=g2" "$FAKE_SLURM_LOG" &&
+	grep -x "scancel --name=g2" "$SLURM_FAKE_LOG" &&
 	wait_until 60 eval "! queued g2" &&
 	wait_for_file work/term-seen
 '

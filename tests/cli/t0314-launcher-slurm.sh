@@ -22,7 +22,7 @@ trap slurm_cleanup EXIT
 # appends its item to $OUT/done once, waiting for $OUT/go first when it
 # exists as a directory.
 fan_out() {
-	export OUT=$PWD FAKE_SLURM_DIR=$PWD/slurm &&
+	export OUT=$PWD SLURM_FAKE_DIR=$PWD/slurm &&
 	state START.sh <<-EOS &&
 	for i in \$(seq $1); do echo "<fork next=\"END\" join=\"SUM\" launcher=\"slurm\" item=\"w\$i\">W</fork>"; done
 	EOS
@@ -49,7 +49,7 @@ test_expect_success 'a fan-out of workers with launcher="slurm" runs as Slurm jo
 	raymond wf >out 2>err &&
 	grep -q "join of 5 workers (wait all): 5 ok" err &&
 	test "$(sort done | tr "\n" " ")" = "w1 w2 w3 w4 w5 " &&
-	test "$(ls "$FAKE_SLURM_DIR"/jobs/*.name | wc -l)" = 5 &&
+	test "$(ls "$SLURM_FAKE_DIR"/jobs/*.name | wc -l)" = 5 &&
 	! grep -q " $" started &&
 	! test -e ".raymond/spool/$(run_id)"
 '
@@ -69,7 +69,7 @@ test_expect_success 'kill -9 of raymond mid-fan-out, then resume: each worker ra
 	grep -q "join of 4 workers (wait all): 4 ok" err &&
 	test "$(sort done | tr "\n" " ")" = "w1 w2 w3 w4 " &&
 	test "$(wc -l <started)" = 4 &&
-	test "$(ls "$FAKE_SLURM_DIR"/jobs/*.name | wc -l)" = 4
+	test "$(ls "$SLURM_FAKE_DIR"/jobs/*.name | wc -l)" = 4
 '
 
 test_expect_success 'kill -9 while the jobs still run: the resume attaches to them and they finish once' '
@@ -109,9 +109,26 @@ test_expect_success 'Ctrl-C during a fan-out cancels the jobs: squeue lists none
 	test "$(wc -l <done)" = 3
 '
 
+test_expect_success 'a job gets what its launcher passes and nothing else of raymond environment: sbatch starts with PATH and Slurm own variables' '
+	export OUT=$PWD SLURM_FAKE_DIR=$PWD/slurm &&
+	mkdir -p .raymond &&
+	printf "raymond:\n  launchers:\n    lean:\n      base: slurm\n      env: [PATH, KEPT]\n" >.raymond/config.yaml &&
+	state START.sh <<-\EOS &&
+	#!/bin/bash
+	# ---
+	# launcher: lean
+	# ---
+	echo "kept=${KEPT-unset} outer=${OUTER_SECRET-unset} job=${SLURM_JOB_ID:+set}" >seen
+	echo "<result>ok</result>"
+	EOS
+	KEPT=k1 OUTER_SECRET=s3cret raymond wf --quiet >out &&
+	test "$(cat out)" = ok &&
+	test "$(cat seen)" = "kept=k1 outer=unset job=set"
+'
+
 test_expect_success 'a markdown state runs the Claude CLI as a Slurm job, the prompt in the spool folder' '
 	use_fake &&
-	export FAKE_SLURM_DIR=$PWD/slurm &&
+	export SLURM_FAKE_DIR=$PWD/slurm &&
 	mkdir -p wf &&
 	printf -- "---\nlauncher: {name: slurm, cpus: 2}\n---\nMOCK: reply <result>from the cluster</result>" >wf/START.md &&
 	raymond wf --quiet >out &&
@@ -122,7 +139,7 @@ test_expect_success 'a markdown state runs the Claude CLI as a Slurm job, the pr
 
 test_expect_success 'a node without the claude program: an error naming the launcher and the node, resumable' '
 	use_fake &&
-	export FAKE_SLURM_DIR=$PWD/slurm &&
+	export SLURM_FAKE_DIR=$PWD/slurm &&
 	mkdir -p wf &&
 	printf -- "---\nlauncher: slurm\n---\nMOCK: reply <result>x</result>" >wf/START.md &&
 	RAYMOND_CLAUDE=$PWD/no-claude-here expect_status 1 raymond wf 2>err &&
@@ -132,7 +149,7 @@ test_expect_success 'a node without the claude program: an error naming the laun
 '
 
 test_expect_success 'a submit Slurm refuses fails the state naming the launcher; the resume runs it' '
-	export OUT=$PWD FAKE_SLURM_DIR=$PWD/slurm &&
+	export OUT=$PWD SLURM_FAKE_DIR=$PWD/slurm &&
 	state START.sh <<-\EOS &&
 	#!/bin/bash
 	# ---
@@ -141,7 +158,7 @@ test_expect_success 'a submit Slurm refuses fails the state naming the launcher;
 	echo ran >>"$OUT/ran"
 	echo "<result>ok</result>"
 	EOS
-	FAKE_SBATCH_FAIL="invalid partition specified: gpux" expect_status 1 raymond wf 2>err &&
+	SLURM_FAKE_SBATCH_FAIL="invalid partition specified: gpux" expect_status 1 raymond wf 2>err &&
 	grep -q "launcher slurm: submit failed (exit 1): sbatch: error: invalid partition specified: gpux" err &&
 	! test -e ran &&
 	raymond resume "$(run_id)" --quiet >out &&

@@ -195,7 +195,7 @@ T.test("the follower's command line: the spool folder, the job, and each templat
   T.same({ table.unpack(f, 2, 9) }, { "launch-follow", "/s/ray-main-12345678", "--name", "ray-main-12345678",
     "--check", "10", "--grace", "20" })
   T.same({ table.unpack(f, 10, 19) }, { "--submit", "9", "sbatch", "--parsable", "--job-name=ray-main-12345678",
-    "--export=NONE", "--chdir=/s/ray-main-12345678", "--output=/s/ray-main-12345678/slurm.out",
+    "--export=ALL", "--chdir=/s/ray-main-12345678", "--output=/s/ray-main-12345678/slurm.out",
     "--open-mode=append", "--cpus-per-task=2" })
   T.same({ table.unpack(f, 20, 21) }, { "/s/ray-main-12345678/task.sh", "--cancel" })
   T.same({ table.unpack(f, 22) }, { "2", "scancel", "--name=ray-main-12345678", "--status", "4", "squeue",

@@ -70,7 +70,9 @@ function M.run(c)
   end
   local req = {}
   for k, v in pairs(c.req) do req[k] = v end
-  req.argv, req.env, req.cwd, req.input = M.follower(c, dir, new), c.local_env, c.run.cwd, nil
+  local env = c.local_env
+  if c.l.module and c.l.module.follower_env then env = c.l.module.follower_env(env) end
+  req.argv, req.env, req.cwd, req.input = M.follower(c, dir, new), env, c.run.cwd, nil
   -- A stop waits for the follower's cancel and its grace before SIGKILL.
   req.grace = (tonumber(c.l.check) or M.CHECK) + (tonumber(c.l.grace) or M.GRACE) + 5
   local res = raymond.spawn(req)
