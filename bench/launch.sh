@@ -3,7 +3,7 @@
 # (`true`) through `raymond launch-follow` with the fake Slurm of
 # tests/fake/slurm (sbatch starting the spool's task.sh on this machine),
 # against N spawns of `true` itself, and against the same Slurm commands
-# run by a bash loop without raymond (squeue, sbatch, then waiting for the
+# run by a bash loop without raymond (sbatch, then waiting for the
 # task's exit file, polled every 0.2 ms without a fork), one launch of
 # each in turn: the difference per launch is raymond's own share, what the
 # follower adds to what the cluster costs anyway (its start included).
@@ -46,10 +46,11 @@ ns() { echo "${EPOCHREALTIME/[.,]/}000"; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # follow_argv DIR NAME: the follower's argv, as raymond's slurm launcher
-# gives it, in the array A.
+# gives it for a new launch (--new: no status command before the submit),
+# in the array A.
 follow_argv() {
-	A=("$1" --name "$2"
-		--submit 8 sbatch --parsable "--job-name=$2" --export=NONE
+	A=("$1" --name "$2" --new
+		--submit 8 sbatch --parsable "--job-name=$2" --export=ALL
 		"--chdir=$1" "--output=$1/slurm.out" --open-mode=append "$1/task.sh"
 		--cancel 2 scancel "--name=$2"
 		--status 4 squeue --noheader "--name=$2" --format=%i)
@@ -95,8 +96,7 @@ pairs() {
 		"$ray" launch-follow "${A[@]}" >/dev/null
 		t1=$(ns)
 		d=$work/$1s$i
-		squeue --noheader "--name=$1s$i" --format=%i >/dev/null
-		sbatch --parsable "--job-name=$1s$i" --export=NONE "--chdir=$d" \
+		sbatch --parsable "--job-name=$1s$i" --export=ALL "--chdir=$d" \
 			"--output=$d/slurm.out" --open-mode=append "$d/task.sh" >"$d/job"
 		until [ -e "$d/exit" ]; do read -r -t 0.0002 -u 3 || true; done
 		t2=$(ns)
@@ -133,7 +133,7 @@ compare() {
 	    -v cpu="$cpu" -v cn="$(( count < 50 ? count : 50 ))" -v st="$st" 'BEGIN {
 		printf "%-42s %9.3f ms a launch\n", "local spawn of true", l / n / 1e6
 		printf "%-42s %9.3f ms a launch  %7.1fx local\n", "launch-follow, " label " Slurm", f / n / 1e6, f / l
-		printf "%-42s %9.3f ms a launch  %7.1fx local\n", label " Slurm alone (squeue, sbatch, exit)", s / n / 1e6, s / l
+		printf "%-42s %9.3f ms a launch  %7.1fx local\n", label " Slurm alone (sbatch, exit)", s / n / 1e6, s / l
 		printf "%-42s %9.3f ms a launch (target: 5)\n", "raymond share, " label " Slurm", (f - s) / n / 1e6
 		printf "%-42s %9.3f ms\n", "  of which raymond start (--version)", st / n / 1e6
 		if (cpu != "")
