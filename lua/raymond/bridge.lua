@@ -50,6 +50,7 @@ local claude = require("raymond.claude")
 local console = require("raymond.console")
 local events = require("raymond.events")
 local hooks = require("raymond.hooks")
+local text = require("raymond.text")
 local workspace = require("raymond.workspace")
 
 local cjson = raymond.cjson
@@ -63,14 +64,10 @@ M.CLI_SECONDS = M.SECONDS + 30
 
 local DENIED = "; the tool call is denied"
 
-local function quote(s)
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
-
 -- The hook command: `warn` when every file that wants the event says
 -- on_error = "warn".
 local function command(warn)
-  return string.format("%s hook-bridge%s --timeout %d || exit 2", quote(raymond.exe_path()),
+  return string.format("%s hook-bridge%s --timeout %d || exit 2", text.sh_quote(raymond.exe_path()),
     warn and " --warn" or "", M.SECONDS)
 end
 

@@ -23,6 +23,11 @@ function M.keys_by_line(t, lines)
   return keys
 end
 
+-- `s` as one word for a POSIX shell: single-quoted, each ' written '\''.
+function M.sh_quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
 -- An amount of dollars as raymond shows it everywhere: "$0.5000"; nil
 -- is nothing spent.
 function M.usd(x) return string.format("$%.4f", x or 0) end

@@ -2,7 +2,7 @@
 -- side: the env file and task.sh of a spool folder (raymond.launchers.spool)
 -- and the script a stream launcher feeds to a remote `sh -s`
 -- (raymond.launchers.stream).  Everything is POSIX sh, every value
--- single-quoted (template.quote), so a variable's value, the command's
+-- single-quoted (raymond.text's sh_quote), so a variable's value, the command's
 -- arguments and its input arrive byte for byte whatever they hold:
 -- quotes, newlines, $(...).
 
@@ -10,7 +10,7 @@ local template = require("raymond.launchers.template")
 
 local M = {}
 
-local q = template.quote
+local q = require("raymond.text").sh_quote
 
 -- What no launch passes on: the file of raymond's own process group,
 -- which means nothing on another machine.

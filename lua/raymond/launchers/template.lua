@@ -13,6 +13,8 @@
 -- is an error when the config is read, naming FILE:LINE, the launcher
 -- and the element: a typo must not quietly drop an argument.
 
+local text = require("raymond.text")
+
 local M = {}
 
 M.PLACEHOLDERS = { "job", "cwd", "spool", "script", "command", "host", "image", "namespace", "partition",
@@ -54,15 +56,10 @@ function M.expand(list, values, resources)
   return out
 end
 
--- POSIX sh quoting of one word.
-function M.quote(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
 -- An argv as one shell-quoted string ({command}).
 function M.command(argv)
   local parts = {}
-  for i, a in ipairs(argv) do parts[i] = M.quote(a) end
+  for i, a in ipairs(argv) do parts[i] = text.sh_quote(a) end
   return table.concat(parts, " ")
 end
 
