@@ -279,16 +279,16 @@ function M.spawn(run, job, req)
   if old and old.state == who.state and old.launcher == l.name and l.kind == "spool" then name = old.job end
   if old and not name and old.cancel then M.run_once(old.cancel, local_env(run, req)) end
   name = name or M.job_name(agent.id)
-  local vals = values(l, name, req)
+  local vals, args = values(l, name, req), resources(l)
   local launch = { job = name, launcher = l.name, state = who.state,
-                   cancel = l.cancel and template.expand(l.cancel, vals, resources(l)) }
+                   cancel = l.cancel and template.expand(l.cancel, vals, args) }
   agent.launch = launch
   -- The job's name is on disk before the child starts: the scheduler
   -- saves a dirty run before it starts the next child.
   raymond.mark_dirty()
   local kind = require("raymond.launchers." .. l.kind)
   local res, dir = kind.run({
-    run = run, job = job, req = req, l = l, name = name, values = vals, resources = resources(l),
+    run = run, job = job, req = req, l = l, name = name, values = vals, resources = args, cancel = launch.cancel,
     env = remote_env(run, job, req, l), local_env = local_env(run, req),
   })
   res.launcher = l.name

@@ -30,8 +30,8 @@ function M.run(c)
       or "ssh exited with status 255")
   end
   -- A launch the stop caught before it started (no duration) has nothing to cancel.
-  if (res.killed or res.timed_out) and res.duration and c.l.cancel then
-    require("raymond.launchers").run_once(template.expand(c.l.cancel, c.values, c.resources), c.local_env)
+  if (res.killed or res.timed_out) and res.duration and c.cancel then
+    require("raymond.launchers").run_once(c.cancel, c.local_env)
   end
   return res
 end
