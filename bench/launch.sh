@@ -18,7 +18,13 @@
 set -eu
 build=$(cd "${1:-build}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
-ray="$build/raymond"
+# The follower raymond starts: raymond-launch-follow when it was built
+# beside raymond (src/main_follow.c), else raymond launch-follow.
+if [ -x "$build/raymond-launch-follow" ]; then
+	follower=("$build/raymond-launch-follow")
+else
+	follower=("$build/raymond" launch-follow)
+fi
 n=${N:-200}
 n_real=${N_REAL:-20}
 idle=${IDLE:-10}
@@ -67,7 +73,7 @@ spools() {
 start_round() {
 	local t0 t1 i
 	t0=$(ns)
-	for ((i = 0; i < $1; i++)); do "$ray" --version >/dev/null; done
+	for ((i = 0; i < $1; i++)); do "${follower[0]}" --version >/dev/null; done
 	t1=$(ns)
 	echo $((t1 - t0))
 }
@@ -93,7 +99,7 @@ pairs() {
 	for ((i = 1; i <= $2; i++)); do
 		follow_argv "$work/$1f$i" "$1f$i"
 		t0=$(ns)
-		"$ray" launch-follow "${A[@]}" >/dev/null
+		"${follower[@]}" "${A[@]}" >/dev/null
 		t1=$(ns)
 		d=$work/$1s$i
 		sbatch --parsable "--job-name=$1s$i" --export=ALL "--chdir=$d" \
@@ -114,7 +120,7 @@ cpu_ms() {
 	spools "$1" "$2"
 	for ((i = 1; i <= $2; i++)); do
 		follow_argv "$work/$1$i" "$1$i"
-		one=$(perf stat -i -e task-clock -x, "$ray" launch-follow "${A[@]}" 2>&1 >/dev/null | cut -d, -f1)
+		one=$(perf stat -i -e task-clock -x, "${follower[@]}" "${A[@]}" 2>&1 >/dev/null | cut -d, -f1)
 		sum=$(awk -v a="$sum" -v b="$one" 'BEGIN { print a + b }')
 	done
 	echo "$sum"
@@ -148,7 +154,7 @@ compare fake "$n"
 mkdir -p idle-work
 spool idle "$work/idle-work" sh -c 'while [ ! -e go ]; do sleep 1; done'
 follow_argv "$work/idle" idle
-"$ray" launch-follow "${A[@]}" >/dev/null &
+"${follower[@]}" "${A[@]}" >/dev/null &
 idle_pid=$!
 until [ -e idle/started ]; do read -r -t 0.01 -u 3 || true; done
 tick=$(getconf CLK_TCK)

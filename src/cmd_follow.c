@@ -24,6 +24,7 @@
  *
  *	parse        usage error: message on stderr, exit 2
  *	block TERM, INT, HUP; read them from a signalfd; SIGHUP on parent death
+ *	watch DIR with inotify; fork a holder of that watch (hold_watch)
  *	DIR/exit exists                       -> replay out and err, end (below)
  *	DIR/job or DIR/started exists, or the status command prints something
  *	                                      -> attach
@@ -635,6 +636,34 @@ follow(struct follow *f)
 	}
 }
 
+/*
+ * Fork a child that holds a copy of the inotify descriptor until the
+ * follower is gone.  Closing the last descriptor of an inotify instance
+ * waits for the kernel to retire its watch (an SRCU grace period, 4 to
+ * 15 ms measured on a 2-core Debian 12 guest), and a process's parent
+ * learns of its exit only after its descriptors are closed: without the
+ * holder, every launch would end that much later than its task.  The
+ * holder has nothing else open, dies of SIGKILL when the follower ends
+ * (PDEATHSIG), and pays the wait on its own, reaped by init.  Should the
+ * fork fail, the follower simply ends later.
+ */
+static void
+hold_watch(int inofd)
+{
+	pid_t follower = getpid();
+
+	if (fork() != 0)
+		return;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != follower)
+		_exit(0);
+	if (inofd > 0)
+		close_range(0, (unsigned)inofd - 1, 0);
+	close_range((unsigned)inofd + 1, ~0U, 0);
+	for (;;)
+		pause();
+}
+
 /* A whole non-negative number of seconds (fractions allowed), in ms. */
 static int
 parse_seconds(const char *s, uint64_t *ms)
@@ -779,6 +808,8 @@ ray_cmd_follow(int argc, char **argv)
 		close(f.inofd);
 		f.inofd = -1;
 	}
+	if (f.inofd >= 0)
+		hold_watch(f.inofd);
 	if ((s = read_exit(&f)) != -1)
 		finish(&f, s);
 	attach = spool_exists(&f, "job") || spool_exists(&f, "started") ||

@@ -16,7 +16,7 @@ unset RAYMOND_LUA_DIR
 # written afresh by that binary.
 make_target() {
 	(unset MAKEFLAGS MFLAGS MAKELEVEL
-	 make -C "$TESTS_TOP" --no-print-directory -o "$BUILD/raymond" \
+	 make -C "$TESTS_TOP" --no-print-directory -o "$BUILD/raymond" -o "$BUILD/raymond-launch-follow" \
 		BUILD="$BUILD" DESTDIR="$2" PREFIX=/usr "$1") \
 		>"make-$1.out" 2>&1 || { cat "make-$1.out"; return 1; }
 }
@@ -42,6 +42,7 @@ test_expect_success 'make install puts every file under DESTDIR/PREFIX with its 
 	make_target install "$STAGE" &&
 	test -x "$STAGE/usr/bin/raymond" &&
 	stat -c %a "$STAGE/usr/bin/raymond" | grep -qx 755 &&
+	stat -c %a "$STAGE/usr/bin/raymond-launch-follow" | grep -qx 755 &&
 	for f in share/man/man1/raymond.1 share/bash-completion/completions/raymond \
 		 share/zsh/site-functions/_raymond share/doc/raymond/cli.md \
 		 share/doc/raymond/README.md share/raymond/lua/raymond/engine.lua \

@@ -44,6 +44,41 @@ test_expect_success 'the task exit status is the follower exit status' '
 	ends_as j3 "exit 0"
 '
 
+# named NAME: the pids of the processes whose command line names the
+# spool folder ./NAME as an argument of its own (the follower, and the
+# copy of it that holds its inotify watch).
+named() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		tr '\0' '\n' 2>/dev/null <"$f" | grep -qx -- "$PWD/$1" &&
+			{ f=${f#/proc/}; echo "${f%/cmdline}"; }
+	done
+	return 0
+}
+none_named() { [ -z "$(named "$1")" ]; }
+
+test_expect_success 'nothing of the follower outlives it: the copy holding its watch ends with it, ended by an exit or by SIGKILL' '
+	mkdir work &&
+	spool j2b "$PWD/work" sh -c "while [ ! -e go ]; do sleep 0.05; done" &&
+	follow_args j2b || exit 1
+	"$RAYMOND" launch-follow "${FARGS[@]}" >out &
+	pid=$!
+	wait_for_file j2b/started &&
+	[ "$(named j2b | wc -l)" = 2 ] &&
+	touch work/go &&
+	expect_status 0 wait $pid &&
+	wait_until 30 none_named j2b &&
+	rm work/go &&
+	spool j2c "$PWD/work" sh -c "while [ ! -e go ]; do sleep 0.05; done" &&
+	follow_args j2c || exit 1
+	"$RAYMOND" launch-follow "${FARGS[@]}" >out &
+	pid=$!
+	wait_for_file j2c/started &&
+	kill -KILL $pid &&
+	wait_until 30 none_named j2c &&
+	touch work/go
+'
+
 test_expect_success 'a task killed by a signal ends the follower by the same signal, without a core; a stop signal is an exit status' '
 	spool j4 /tmp sh -c "echo bye; kill -TERM \$\$" &&
 	ends_as j4 "signal 15" &&

@@ -54,6 +54,45 @@ test_expect_success 'a fan-out of workers with launcher="slurm" runs as Slurm jo
 	! test -e ".raymond/spool/$(run_id)"
 '
 
+# follower_argv: the first two arguments of the command line of the one
+# process following this test's held job (raymond-launch-follow's copy,
+# made by fork, names the same folder: the first found will do).
+follower_argv() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		if tr '\0' '\n' 2>/dev/null <"$f" | grep -qx -- "$PWD/.raymond/spool/[^/]*/[^/]*"; then
+			tr '\0' '\n' <"$f" | head -2 | tr '\n' ' '
+			return 0
+		fi
+	done
+	return 1
+}
+
+test_expect_success 'the follower is raymond-launch-follow beside raymond; a lone copy of raymond follows with its own launch-follow' '
+	fan_out 1 &&
+	mkdir hold &&
+	true
+	"$RAYMOND" wf --quiet >/dev/null 2>&1 &
+	pid=$! &&
+	wait_until 60 lines started 1 &&
+	follower_argv >argv &&
+	rmdir hold &&
+	wait $pid &&
+	test "$(cut -d" " -f1 argv)" = "$(realpath "$RAYMOND")-launch-follow" &&
+	rm -rf .raymond started done &&
+	mkdir solo hold &&
+	cp "$RAYMOND" solo/raymond &&
+	true
+	solo/raymond wf --quiet >/dev/null 2>&1 &
+	pid=$! &&
+	wait_until 60 lines started 1 &&
+	follower_argv >argv &&
+	rmdir hold &&
+	wait $pid &&
+	test "$(cut -d" " -f1-2 argv)" = "$(realpath solo/raymond) launch-follow" &&
+	test "$(cat done)" = w1
+'
+
 test_expect_success 'kill -9 of raymond mid-fan-out, then resume: each worker ran exactly once' '
 	fan_out 4 &&
 	mkdir hold &&

@@ -4,7 +4,8 @@
 -- raymond writes the folder .raymond/spool/<run id>/<job>/ (0700): env
 -- (the variables, 0600), in (the child's stdin, when it has one) and
 -- task.sh (raymond.launchers.script), and starts its follower,
--- `raymond launch-follow DIR ...`, as the step's child.  The follower
+-- `raymond-launch-follow DIR ...` (or `raymond launch-follow DIR ...`), as
+-- the step's child.  The follower
 -- submits task.sh with the launcher's submit: command (or attaches to the
 -- job when the folder shows one was submitted), copies the task's out and
 -- err to its own stdout and stderr as they grow, and ends as the task
@@ -41,14 +42,32 @@ local function prepare(dir, req, env)
   return true, true
 end
 
+-- The follower's program: raymond-launch-follow beside the raymond
+-- binary, which links libc alone and starts 4 ms sooner (src/main_follow.c),
+-- or else the binary's own `launch-follow`, so that a lone copy of raymond
+-- still launches.  Looked up once a process.
+local program
+local function follower_program()
+  if not program then
+    local exe = raymond.exe_path()
+    local lite = exe:match("^(.*)/[^/]*$") .. "/raymond-launch-follow"
+    local kind, _, _, mode = raymond.stat(lite)
+    program = kind == "file" and mode & 73 ~= 0 and { lite } or { exe, "launch-follow" } -- 73: 0111
+  end
+  return program
+end
+
 -- The follower's command line for launch `c` in `dir`; `new` when the
 -- folder was written for this launch (the follower then submits without
 -- asking the cluster first whether an earlier one did).
 function M.follower(c, dir, new)
   local l, vals = c.l, c.values
   vals.spool, vals.script = dir, dir .. "/task.sh"
-  local argv = { raymond.exe_path(), "launch-follow", dir, "--name", c.name,
-                 "--check", tostring(l.check or M.CHECK), "--grace", tostring(l.grace or M.GRACE) }
+  local argv = { table.unpack(follower_program()) }
+  for _, a in ipairs({ dir, "--name", c.name, "--check", tostring(l.check or M.CHECK),
+                       "--grace", tostring(l.grace or M.GRACE) }) do
+    argv[#argv + 1] = a
+  end
   if new then argv[#argv + 1] = "--new" end
   for _, which in ipairs({ "submit", "cancel", "status" }) do
     local list = template.expand(l[which], vals, c.resources)
