@@ -135,6 +135,7 @@ compare() {
 	fol=$(echo "$both" | cut -d' ' -f1 | median)
 	scr=$(echo "$both" | cut -d' ' -f2 | median)
 	cpu=$(cpu_ms "${label}cpu-" "$(( count < 50 ? count : 50 ))")
+	FAKE_EXTRA_NS=$(( (scr - loc) / count ))
 	awk -v l="$loc" -v f="$fol" -v s="$scr" -v n="$count" -v label="$label" \
 	    -v cpu="$cpu" -v cn="$(( count < 50 ? count : 50 ))" -v st="$st" 'BEGIN {
 		printf "%-42s %9.3f ms a launch\n", "local spawn of true", l / n / 1e6
@@ -147,8 +148,46 @@ compare() {
 	}'
 }
 
+# whole_run LAUNCHER: one run of raymond through a workflow of STEPS
+# script steps (each counts, then goes to itself) on LAUNCHER, in ns.
+whole_run() {
+	local t0 t1
+	rm -rf whole/.raymond whole/count
+	t0=$(ns)
+	(cd whole && "$build/raymond" wf --launcher "$1" --quiet >/dev/null)
+	t1=$(ns)
+	echo $((t1 - t0))
+}
+
+# whole LABEL: the whole runs, local and slurm in turn, medians of REPEAT;
+# the slurm run's extra time a step, less the cluster's own extra cost
+# over a local spawn (from compare's figures, exported in FAKE_EXTRA_NS),
+# is raymond's whole share of a launch: the spool folder written, the
+# state saved with the job's name, the follower run, the folder removed.
+whole() {
+	local r both loc sl
+	mkdir -p whole/wf
+	cat >whole/wf/START.sh <<-'EOS'
+	#!/bin/sh
+	read -r n <count 2>/dev/null || n=0
+	echo $((n + 1)) >count
+	if [ $((n + 1)) -lt "$STEPS" ]; then echo "<goto>START.sh</goto>"; else echo "<result>done</result>"; fi
+	EOS
+	chmod +x whole/wf/START.sh
+	both=$(for ((r = 0; r < repeat; r++)); do echo "$(whole_run local) $(whole_run slurm)"; done)
+	loc=$(echo "$both" | cut -d' ' -f1 | median)
+	sl=$(echo "$both" | cut -d' ' -f2 | median)
+	awk -v l="$loc" -v s="$sl" -v n="$STEPS" -v x="$FAKE_EXTRA_NS" -v label="$1" 'BEGIN {
+		printf "%-42s %9.3f ms a step\n", "a run of " n " steps, local", l / n / 1e6
+		printf "%-42s %9.3f ms a step\n", "the same run, " label " Slurm", s / n / 1e6
+		printf "%-42s %9.3f ms a launch (target: 5)\n", "raymond whole share, " label " Slurm", (s - l) / n / 1e6 - x / 1e6
+	}'
+}
+
 PATH="$top/tests/fake/slurm:$real_path"
 compare fake "$n"
+export STEPS=${STEPS:-100} SLURM_FAKE_DIR
+whole fake
 
 # One follower waiting for a job for IDLE seconds.
 mkdir -p idle-work
