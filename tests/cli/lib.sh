@@ -121,6 +121,17 @@ is_running() {
 }
 not_running() { ! is_running "$1"; }
 
+# pids_with_arg REGEX: the processes one of whose arguments is all of
+# REGEX (grep -x), one pid a line, e.g. those naming a spool folder.
+pids_with_arg() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		tr '\0' '\n' 2>/dev/null <"$f" | grep -qx -- "$1" &&
+			{ f=${f#/proc/}; echo "${f%/cmdline}"; }
+	done
+	return 0
+}
+
 # now_ms: the wall clock in milliseconds, to measure how long an event took.
 now_ms() { echo $(( ${EPOCHREALTIME//[.,]/} / 1000 )); }
 

@@ -44,17 +44,9 @@ test_expect_success 'the task exit status is the follower exit status' '
 	ends_as j3 "exit 0"
 '
 
-# named NAME: the pids of the processes whose command line names the
-# spool folder ./NAME as an argument of its own (the follower, and the
-# copy of it that holds its inotify watch).
-named() {
-	local f
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' '\n' 2>/dev/null <"$f" | grep -qx -- "$PWD/$1" &&
-			{ f=${f#/proc/}; echo "${f%/cmdline}"; }
-	done
-	return 0
-}
+# named NAME: the processes naming the spool folder ./NAME (the follower,
+# and the copy of it that holds its inotify watch).
+named() { pids_with_arg "$PWD/$1"; }
 none_named() { [ -z "$(named "$1")" ]; }
 
 test_expect_success 'nothing of the follower outlives it: the copy holding its watch ends with it, ended by an exit or by SIGKILL' '

@@ -54,41 +54,29 @@ test_expect_success 'a fan-out of workers with launcher="slurm" runs as Slurm jo
 	! test -e ".raymond/spool/$(run_id)"
 '
 
-# follower_argv: the first two arguments of the command line of the one
-# process following this test's held job (raymond-launch-follow's copy,
-# made by fork, names the same folder: the first found will do).
-follower_argv() {
-	local f
-	for f in /proc/[0-9]*/cmdline; do
-		if tr '\0' '\n' 2>/dev/null <"$f" | grep -qx -- "$PWD/.raymond/spool/[^/]*/[^/]*"; then
-			tr '\0' '\n' <"$f" | head -2 | tr '\n' ' '
-			return 0
-		fi
-	done
-	return 1
+# follower_of BIN: a fan-out of one worker, run by the raymond binary BIN;
+# while the worker is held, the first two arguments of its follower's
+# command line go to ./argv (the follower's copy holding its watch names
+# the same folder: either will do), then the run ends.
+follower_of() {
+	local pid p ok=0
+	rm -rf .raymond started done && mkdir hold || return 1
+	"$1" wf --quiet >/dev/null 2>&1 &
+	pid=$!
+	wait_until 60 lines started 1 &&
+	p=$(pids_with_arg "$PWD/\.raymond/spool/[^/]*/[^/]*" | head -1) &&
+	tr '\0' '\n' <"/proc/$p/cmdline" | head -2 | tr '\n' ' ' >argv || ok=1
+	rmdir hold
+	wait $pid && return $ok
 }
 
 test_expect_success 'the follower is raymond-launch-follow beside raymond; a lone copy of raymond follows with its own launch-follow' '
 	fan_out 1 &&
-	mkdir hold &&
-	true
-	"$RAYMOND" wf --quiet >/dev/null 2>&1 &
-	pid=$! &&
-	wait_until 60 lines started 1 &&
-	follower_argv >argv &&
-	rmdir hold &&
-	wait $pid &&
+	follower_of "$RAYMOND" &&
 	test "$(cut -d" " -f1 argv)" = "$(realpath "$RAYMOND")-launch-follow" &&
-	rm -rf .raymond started done &&
-	mkdir solo hold &&
+	mkdir solo &&
 	cp "$RAYMOND" solo/raymond &&
-	true
-	solo/raymond wf --quiet >/dev/null 2>&1 &
-	pid=$! &&
-	wait_until 60 lines started 1 &&
-	follower_argv >argv &&
-	rmdir hold &&
-	wait $pid &&
+	follower_of solo/raymond &&
 	test "$(cut -d" " -f1-2 argv)" = "$(realpath solo/raymond) launch-follow" &&
 	test "$(cat done)" = w1
 '

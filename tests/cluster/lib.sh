@@ -104,16 +104,9 @@ submissions() {
 	grep -c '_slurm_rpc_submit_batch_job: JobId=' "$CLUSTER_DIR/log/slurmctld.log" || true
 }
 
-# followers: the processes whose command line names the spool folder of
-# the run in this test's directory (raymond's followers), one pid a line.
-followers() {
-	local f
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -- "launch-follow $PWD/.raymond/spool/" &&
-			{ f=${f#/proc/}; echo "${f%/cmdline}"; }
-	done
-	return 0
-}
+# followers: the processes naming a spool folder of the runs in this
+# test's directory (raymond's followers), one pid a line.
+followers() { pids_with_arg "$PWD/\.raymond/spool/[^/]*/[^/]*"; }
 no_followers() { [ -z "$(followers)" ]; }
 
 # release_held: wait until one of raymond's jobs is pending (held), then
