@@ -278,6 +278,7 @@ function M.spawn(run, job, req)
   local old, name = agent.launch, nil
   if old and old.state == who.state and old.launcher == l.name and l.kind == "spool" then name = old.job end
   if old and not name and old.cancel then M.run_once(old.cancel, local_env(run, req)) end
+  local resumed = name ~= nil
   name = name or M.job_name(agent.id)
   local vals, args = values(l, name, req), resources(l)
   local launch = { job = name, launcher = l.name, state = who.state,
@@ -288,7 +289,8 @@ function M.spawn(run, job, req)
   raymond.mark_dirty()
   local kind = require("raymond.launchers." .. l.kind)
   local res, dir = kind.run({
-    run = run, job = job, req = req, l = l, name = name, values = vals, resources = args, cancel = launch.cancel,
+    run = run, job = job, req = req, l = l, name = name, resumed = resumed, values = vals, resources = args,
+    cancel = launch.cancel,
     env = remote_env(run, job, req, l), local_env = local_env(run, req),
   })
   res.launcher = l.name

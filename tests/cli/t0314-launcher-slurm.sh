@@ -118,6 +118,25 @@ test_expect_success 'kill -9 while the jobs still run: the resume attaches to th
 	test "$(wc -l <done)" = 3
 '
 
+test_expect_success 'a resume whose spool folder was lost asks the cluster before it submits: a running job is not submitted twice' '
+	fan_out 1 &&
+	mkdir hold &&
+	true
+	"$RAYMOND" wf --quiet >/dev/null 2>&1 &
+	pid=$! &&
+	wait_until 60 lines started 1 &&
+	kill -9 $pid &&
+	wait $pid || true
+	rm -rf .raymond/spool/"$(run_id)"/* &&
+	"$RAYMOND" resume "$(run_id)" >out 2>err &
+	rpid=$! &&
+	wait_for_line err "resuming run" &&
+	rmdir hold &&
+	{ wait $rpid || true; } &&
+	test "$(cat done)" = w1 &&
+	test "$(ls "$SLURM_FAKE_DIR"/jobs/*.name | wc -l)" = 1
+'
+
 test_expect_success 'Ctrl-C during a fan-out cancels the jobs: squeue lists none of them, and the resume completes' '
 	fan_out 3 &&
 	mkdir hold &&

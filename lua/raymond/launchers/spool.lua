@@ -91,7 +91,9 @@ function M.run(c)
   for k, v in pairs(c.req) do req[k] = v end
   local env = c.local_env
   if c.l.module and c.l.module.follower_env then env = c.l.module.follower_env(env) end
-  req.argv, req.env, req.cwd, req.input = M.follower(c, dir, new), env, c.run.cwd, nil
+  -- A name saved before a crash may have been submitted even when its
+  -- folder did not outlive the crash: only a fresh name skips the status.
+  req.argv, req.env, req.cwd, req.input = M.follower(c, dir, new and not c.resumed), env, c.run.cwd, nil
   -- A stop waits for the follower's cancel and its grace before SIGKILL.
   req.grace = (tonumber(c.l.check) or M.CHECK) + (tonumber(c.l.grace) or M.GRACE) + 5
   local res = raymond.spawn(req)
