@@ -62,9 +62,10 @@ ray_atomicfile_write(const char *path, const void *data, size_t len,
 	return ray_atomicfile_write_mode(path, data, len, 0644, err);
 }
 
-int
-ray_atomicfile_write_mode(const char *path, const void *data, size_t len,
-    int mode, struct ray_err *err)
+/* Steps 1 to 5 of atomicfile.h; without `sync`, no fsync at all. */
+static int
+write_file(const char *path, const void *data, size_t len, int mode, int sync,
+    struct ray_err *err)
 {
 	char *lock = lock_path(path);
 	int fd = -1, created = 0, rc = 0, saved, n;
@@ -92,7 +93,7 @@ ray_atomicfile_write_mode(const char *path, const void *data, size_t len,
 	}
 
 	/* Without this the rename could reach the disk before the data. */
-	if (sync_on && fsync(fd) < 0) {
+	if (sync && fsync(fd) < 0) {
 		rc = ray_err_sys(err, "cannot fsync '%s'", lock);
 		goto out;
 	}
@@ -120,7 +121,8 @@ ray_atomicfile_write_mode(const char *path, const void *data, size_t len,
 	 * The new contents are in place, so a failure here is reported only
 	 * because a power cut could still bring back the old file.
 	 */
-	rc = ray_atomicfile_sync_dir(path, "replacing", err);
+	if (sync)
+		rc = ray_atomicfile_sync_dir(path, "replacing", err);
 
 out:
 	saved = errno;
@@ -135,6 +137,20 @@ out:
 	free(lock);
 	errno = saved;
 	return rc;
+}
+
+int
+ray_atomicfile_write_mode(const char *path, const void *data, size_t len,
+    int mode, struct ray_err *err)
+{
+	return write_file(path, data, len, mode, sync_on, err);
+}
+
+int
+ray_atomicfile_write_unsynced(const char *path, const void *data, size_t len,
+    int mode, struct ray_err *err)
+{
+	return write_file(path, data, len, mode, 0, err);
 }
 
 void

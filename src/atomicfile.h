@@ -38,6 +38,13 @@ int ray_atomicfile_write(const char *path, const void *data, size_t len,
 /* The same, the file made with `mode` (0600 for a secret) instead of 0644. */
 int ray_atomicfile_write_mode(const char *path, const void *data, size_t len,
     int mode, struct ray_err *err);
+/*
+ * The same without steps 3's fsync and 5: a killed process still leaves
+ * the old or the new contents, but a power cut may lose either.  For
+ * files that are written again after a crash anyway (a spool folder's).
+ */
+int ray_atomicfile_write_unsynced(const char *path, const void *data,
+    size_t len, int mode, struct ray_err *err);
 int ray_atomicfile_read(const char *path, char **out, size_t *len,
     struct ray_err *err);
 int ray_atomicfile_read_max(const char *path, size_t max, char **out,

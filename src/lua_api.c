@@ -299,20 +299,27 @@ api_yaml(lua_State *L)
 	return 2;
 }
 
-/* raymond.write_atomic(path, data [, "private"]) -> true | nil, message, code */
+/*
+ * raymond.write_atomic(path, data [, "private" | "private unsynced"])
+ *     -> true | nil, message, code
+ * "private" makes the file 0600; "unsynced" leaves out the fsyncs (see
+ * ray_atomicfile_write_unsynced), for a file written again after a crash.
+ */
 static int
 api_write_atomic(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
 	size_t len;
 	const char *data = luaL_checklstring(L, 2, &len);
-	/* An optional third argument: "private" makes the file 0600. */
-	int mode = lua_isnoneornil(L, 3) ? 0644 : 0600;
+	const char *how = luaL_optstring(L, 3, "");
+	int unsynced = strcmp(how, "private unsynced") == 0;
+	int mode = how[0] == '\0' ? 0644 : 0600;
 	struct ray_err err;
 
-	if (!lua_isnoneornil(L, 3))
-		luaL_argcheck(L, strcmp(luaL_checkstring(L, 3), "private") == 0, 3, "\"private\" or nothing");
-	if (ray_atomicfile_write_mode(path, data, len, mode, &err) < 0)
+	luaL_argcheck(L, how[0] == '\0' || unsynced || strcmp(how, "private") == 0, 3,
+	    "\"private\", \"private unsynced\" or nothing");
+	if ((unsynced ? ray_atomicfile_write_unsynced(path, data, len, mode, &err) :
+	    ray_atomicfile_write_mode(path, data, len, mode, &err)) < 0)
 		return fail_err(L, &err);
 	lua_pushboolean(L, 1);
 	return 1;

@@ -239,25 +239,27 @@ function M.run_once(argv, env)
   raymond.spawn({ argv = argv, env = env, timeout = 30, capture = true })
 end
 
--- Spool folders of launches that ended (run.spool_done, by agent id),
--- removed once the step's outcome is on disk: at the agent's next launch,
--- once the agent has ended (at any launch), or when the run ends (`all`).
--- The run is saved first, so a crash after a removal never finds the
--- agent at the state whose folder is gone.
-local function sweep(run, agent_id, all)
-  local done = run.spool_done
-  if not done or next(done) == nil then return end
+-- Spool folders of launches that ended (run.spool_done, by agent id)
+-- go once the step's outcome is on disk, so that a crash after a removal
+-- never finds the agent at the state whose folder is gone: those of the
+-- agent's last launch and of ended agents, as they are when a launch
+-- starts, go when it has started its child (the scheduler saved the run
+-- first); all of them when the run ends.
+local function sweepable(run, agent_id, all)
+  local done, gone = run.spool_done, {}
+  if not done or next(done) == nil then return gone end
   local live = {}
   for _, a in ipairs(run.rec.agents) do live[a.id] = true end
-  local gone = {}
   for id, dir in pairs(done) do
     if all or id == agent_id or not live[id] then gone[id] = dir end
   end
-  if next(gone) == nil then return end
-  raymond.flush()
+  return gone
+end
+
+local function sweep(run, gone)
   for id, dir in pairs(gone) do
     raymond.rmtree(dir)
-    done[id] = nil
+    if run.spool_done[id] == dir then run.spool_done[id] = nil end
   end
 end
 
@@ -272,7 +274,7 @@ function M.spawn(run, job, req)
   local who = job.turn or job.script
   if not l or l.kind == "local" or not who then return raymond.spawn(req) end
   local agent = who.agent
-  sweep(run, agent.id)
+  local gone = sweepable(run, agent.id)
   -- The same state's launch, cut short by a killed raymond, goes on
   -- under its name if its kind can attach; any other is cancelled.
   local old, name = agent.launch, nil
@@ -296,6 +298,8 @@ function M.spawn(run, job, req)
   res.launcher = l.name
   agent.launch = nil
   raymond.mark_dirty()
+  -- Only a spool launch that could not write its folder started no child.
+  if l.kind ~= "spool" or dir then sweep(run, gone) end
   if dir then
     run.spool_done = run.spool_done or {}
     run.spool_done[agent.id] = dir
@@ -306,7 +310,11 @@ end
 -- After the run's last save: the spool folders of ended launches go, and
 -- all of the run's once it completed.
 function M.finish(run)
-  sweep(run, nil, true)
+  local gone = sweepable(run, nil, true)
+  if next(gone) then
+    raymond.flush()
+    sweep(run, gone)
+  end
   if run.rec.status == "completed" then raymond.rmtree(M.spool_root(run)) end
 end
 

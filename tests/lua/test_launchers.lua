@@ -310,6 +310,21 @@ T.test("a resume with agent.launch for its state attaches: a finished job's outp
   os.remove(top .. "/count")
 end)
 
+T.test("a resume whose task never started writes the folder again: a file a power cut tore is not submitted", function()
+  local agent = { id = "main", launch = { job = "ray-main-0badf00d", launcher = "tpl", state = "W.sh" } }
+  local run = spool_run({ agent })
+  local dir = top .. "/.raymond/spool/run1/ray-main-0badf00d"
+  raymond.mkdir_p(dir)
+  -- What a power cut may leave of files written without a sync.
+  raymond.write_atomic(dir .. "/task.sh", "echo 99 >'" .. dir .. "/exit'\n")
+  raymond.write_atomic(dir .. "/env", "")
+  local res = launch(run, agent)
+  T.eq(res.exit, 3)
+  T.eq(res.stdout, "said hi 'there'")
+  T.eq(raymond.read_file(top .. "/count"), "x\n", "the command ran once")
+  os.remove(top .. "/count")
+end)
+
 T.test("a failed submit is the result's launch_error", function()
   local saved = defs.tpl.submit
   defs.tpl.submit = { "sh", "-c", "echo 'sbatch: error: invalid partition specified: gpux' >&2; exit 1" }

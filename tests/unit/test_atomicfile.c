@@ -343,6 +343,28 @@ TEST(write_syncs_file_then_renames_then_syncs_directory)
 	    "close:order.json.lock rename:order.json.lock fsync:. close:.");
 }
 
+/*
+ * Unsynced: the same steps without an fsync, the file whole and private
+ * (a spool folder's files, written again after a crash).
+ */
+TEST(write_unsynced_renames_without_fsync)
+{
+	struct ray_err err = { 0 };
+	TPATH(p, "spool-env");
+	struct stat st;
+	int rc;
+
+	arm(NULL);
+	rc = ray_atomicfile_write_unsynced(p, new, sizeof(new), 0600, &err);
+	disarm();
+	ASSERT_EQ(rc, 0);
+	ASSERT_STREQ(w.log, "write:spool-env.lock close:spool-env.lock "
+	    "rename:spool-env.lock");
+	ASSERT(holds(p, new, sizeof(new)));
+	ASSERT_EQ(stat(p, &st), 0);
+	ASSERT_EQ(st.st_mode & 0777, 0600);
+}
+
 /* A bare file name lives in the current directory, so "." is synced. */
 TEST(write_bare_name_syncs_current_directory)
 {
@@ -685,6 +707,7 @@ TESTS(
 	T_CASE(write_overwrite_replaces_contents),
 	T_CASE(write_empty_contents),
 	T_CASE(write_syncs_file_then_renames_then_syncs_directory),
+	T_CASE(write_unsynced_renames_without_fsync),
 	T_CASE(write_bare_name_syncs_current_directory),
 	T_CASE(write_survives_short_writes),
 	T_CASE(write_retries_eintr),

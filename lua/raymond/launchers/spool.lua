@@ -9,9 +9,9 @@
 -- submits task.sh with the launcher's submit: command (or attaches to the
 -- job when the folder shows one was submitted), copies the task's out and
 -- err to its own stdout and stderr as they grow, and ends as the task
--- did; on a stop it runs cancel: and waits for the task to end.  A folder
--- that already has task.sh is a launch a resume attaches to, and is left
--- as it is.
+-- did; on a stop it runs cancel: and waits for the task to end.  A launch
+-- resumed under its saved job name writes the files again, and its
+-- follower attaches when the folder or the cluster shows the job.
 
 local raymond = require("raymond")
 local script = require("raymond.launchers.script")
@@ -24,22 +24,25 @@ M.ERROR_MAX = 4096
 
 local PRIVATE = 448 -- 0700
 
--- Write the folder's files unless a launch wrote them already.  Returns
--- true and whether they were written now (a new launch), or nil and a
--- message.
-local function prepare(dir, req, env)
+-- Write the folder's files; returns true, or nil and a message.  Each is
+-- written whole but not synced (a sync of each costs more than the rest
+-- of a launch): a launch resumed after a crash (`resumed`) writes them
+-- again, since a power cut may have torn or lost them, unless its task
+-- has started or ended, and the saved job name makes the follower ask
+-- the cluster before it submits.  Writing them again harms no job of the
+-- launch: Slurm runs its own copy of task.sh, and a rename never changes
+-- a file a reader holds open.
+local function prepare(dir, req, env, resumed)
   local ok, err = raymond.mkdir_p(dir:match("^(.*)/[^/]*$"), PRIVATE)
   if ok then ok, err = raymond.mkdir_p(dir, PRIVATE) end
   if not ok then return nil, err end
-  if raymond.stat(dir .. "/task.sh", true) then return true, false end
+  if resumed and (raymond.stat(dir .. "/started", true) or raymond.stat(dir .. "/exit", true)) then return true end
   local input = req.input ~= nil and req.input ~= ""
-  ok, err = raymond.write_atomic(dir .. "/env", script.exports(env), "private")
-  if ok and input then ok, err = raymond.write_atomic(dir .. "/in", req.input, "private") end
-  if ok then
-    ok, err = raymond.write_atomic(dir .. "/task.sh", script.task(dir, req.cwd or ".", req.argv, input), "private")
-  end
-  if not ok then return nil, err end
-  return true, true
+  local how = "private unsynced"
+  ok, err = raymond.write_atomic(dir .. "/env", script.exports(env), how)
+  if ok and input then ok, err = raymond.write_atomic(dir .. "/in", req.input, how) end
+  if ok then ok, err = raymond.write_atomic(dir .. "/task.sh", script.task(dir, req.cwd or ".", req.argv, input), how) end
+  return ok, err
 end
 
 -- The follower's program: raymond-launch-follow beside the raymond
@@ -58,7 +61,7 @@ local function follower_program()
 end
 
 -- The follower's command line for launch `c` in `dir`; `new` when the
--- folder was written for this launch (the follower then submits without
+-- job's name was made for this launch (the follower then submits without
 -- asking the cluster first whether an earlier one did).
 function M.follower(c, dir, new)
   local l, vals = c.l, c.values
@@ -82,9 +85,9 @@ end
 -- spool folder.
 function M.run(c)
   local dir = require("raymond.launchers").spool_root(c.run) .. "/" .. c.name
-  local ok, new = prepare(dir, c.req, c.env)
+  local ok, err = prepare(dir, c.req, c.env, c.resumed)
   if not ok then
-    return { exit = 125, launch_error = "cannot write the spool folder " .. dir .. ": " .. tostring(new),
+    return { exit = 125, launch_error = "cannot write the spool folder " .. dir .. ": " .. tostring(err),
              stdout_tail = "", stderr_tail = "" }, nil
   end
   local req = {}
@@ -93,7 +96,7 @@ function M.run(c)
   if c.l.module and c.l.module.follower_env then env = c.l.module.follower_env(env) end
   -- A name saved before a crash may have been submitted even when its
   -- folder did not outlive the crash: only a fresh name skips the status.
-  req.argv, req.env, req.cwd, req.input = M.follower(c, dir, new and not c.resumed), env, c.run.cwd, nil
+  req.argv, req.env, req.cwd, req.input = M.follower(c, dir, not c.resumed), env, c.run.cwd, nil
   -- A stop waits for the follower's cancel and its grace before SIGKILL.
   req.grace = (tonumber(c.l.check) or M.CHECK) + (tonumber(c.l.grace) or M.GRACE) + 5
   local res = raymond.spawn(req)
