@@ -81,15 +81,20 @@ test_expect_success 'the follower is raymond-launch-follow beside raymond; a lon
 	test "$(cat done)" = w1
 '
 
-test_expect_success 'kill -9 of raymond mid-fan-out, then resume: each worker ran exactly once' '
-	fan_out 4 &&
-	mkdir hold &&
-	true
+# killed_mid_fan_out N: fan_out N with the workers held, raymond killed
+# with -9 once all N jobs have started; ./hold is still there.
+killed_mid_fan_out() {
+	local pid
+	fan_out "$1" && mkdir hold || return 1
 	"$RAYMOND" wf --quiet >/dev/null 2>&1 &
-	pid=$! &&
-	wait_until 60 lines started 4 &&
-	kill -9 $pid &&
+	pid=$!
+	wait_until 60 lines started "$1" || return 1
+	kill -9 $pid
 	wait $pid || true
+}
+
+test_expect_success 'kill -9 of raymond mid-fan-out, then resume: each worker ran exactly once' '
+	killed_mid_fan_out 4 &&
 	rmdir hold &&
 	wait_until 60 lines done 4 &&
 	raymond resume "$(run_id)" >out 2>err &&
@@ -100,14 +105,8 @@ test_expect_success 'kill -9 of raymond mid-fan-out, then resume: each worker ra
 '
 
 test_expect_success 'kill -9 while the jobs still run: the resume attaches to them and they finish once' '
-	fan_out 3 &&
-	mkdir hold &&
+	killed_mid_fan_out 3 &&
 	true
-	"$RAYMOND" wf --quiet >/dev/null 2>&1 &
-	pid=$! &&
-	wait_until 60 lines started 3 &&
-	kill -9 $pid &&
-	wait $pid || true
 	"$RAYMOND" resume "$(run_id)" >out 2>err &
 	rpid=$! &&
 	wait_for_line err "resuming run" &&
@@ -119,15 +118,9 @@ test_expect_success 'kill -9 while the jobs still run: the resume attaches to th
 '
 
 test_expect_success 'a resume whose spool folder was lost asks the cluster before it submits: a running job is not submitted twice' '
-	fan_out 1 &&
-	mkdir hold &&
-	true
-	"$RAYMOND" wf --quiet >/dev/null 2>&1 &
-	pid=$! &&
-	wait_until 60 lines started 1 &&
-	kill -9 $pid &&
-	wait $pid || true
+	killed_mid_fan_out 1 &&
 	rm -rf .raymond/spool/"$(run_id)"/* &&
+	true
 	"$RAYMOND" resume "$(run_id)" >out 2>err &
 	rpid=$! &&
 	wait_for_line err "resuming run" &&
