@@ -1,20 +1,25 @@
 #!/bin/bash
 # The launch overhead of a spool launch: N launches of a trivial task
-# (`true`) through `raymond launch-follow` with the fake Slurm of
-# tests/fake/slurm (sbatch starting the spool's task.sh on this machine),
-# against N spawns of `true` itself, and against the same Slurm commands
-# run by a bash loop without raymond (sbatch, then waiting for the
-# task's exit file, polled every 0.2 ms without a fork), one launch of
-# each in turn: the difference per launch is raymond's own share, what the
-# follower adds to what the cluster costs anyway (its start included).
-# With perf, the follower's own processor time too; and the time of
-# `raymond --version`, the part of the share that is the binary's start.  Then the processor time of one follower waiting
-# IDLE seconds for a running job (--check 10, its default), its own and
-# that of the status commands it ran.  With a real Slurm on PATH (sbatch
-# found, squeue answering), the same launch comparison against it, N_REAL
-# launches.
+# (`true`) through the follower raymond starts (raymond-launch-follow,
+# else `raymond launch-follow`) with the fake Slurm of tests/fake/slurm
+# (sbatch starting the spool's task.sh on this machine), against N spawns
+# of `true` itself, and against the same Slurm commands run by a bash loop
+# without raymond (sbatch, then waiting for the task's exit file, polled
+# every 0.2 ms without a fork), one launch of each in turn: the difference
+# per launch is the follower's share, what it adds to what the cluster
+# costs anyway (its start included).  With perf, the follower's own
+# processor time too; and the time of its `--version`, the part of the
+# share that is the program's start.  Then a whole run of STEPS script
+# steps on the slurm launcher (the fake) against the same run on the
+# local launcher: the extra time a step, less the fake Slurm's own extra
+# over a local spawn, is raymond's whole share of a launch.  Then the
+# processor time of one follower waiting IDLE seconds for a running job
+# (--check 10, its default), its own and that of the status commands it
+# ran.  With a real Slurm on PATH (sbatch found, squeue answering), the
+# first comparison against it, N_REAL launches.
 #
-#   bench/launch.sh BUILD_DIR   N=200, N_REAL=20, IDLE=10; median of REPEAT (3)
+#   bench/launch.sh BUILD_DIR   N=200, N_REAL=20, STEPS=100, IDLE=10;
+#                               median of REPEAT (3)
 set -eu
 build=$(cd "${1:-build}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
