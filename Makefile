@@ -146,9 +146,9 @@ demo: all
 # Installation, with the GNU names: make install PREFIX=/usr DESTDIR=/tmp/stage.
 # The binary needs nothing else at run time: the engine's Lua and the
 # default hooks are compiled into it.  raymond-launch-follow beside it
-# makes cluster launches start sooner; without it they still work.  The copies under $(DATADIR)/raymond
-# are there to read, to copy and adapt a default hook, or to point
-# RAYMOND_LUA_DIR at.  uninstall removes exactly these files, then the
+# makes cluster launches start sooner; without it they still work.  The
+# copies under $(DATADIR)/raymond are there to read, to copy and adapt a
+# default hook, or to point RAYMOND_LUA_DIR at.  uninstall removes exactly these files, then the
 # folders of raymond's own that are left empty.
 PREFIX      = /usr/local
 BINDIR      = $(PREFIX)/bin

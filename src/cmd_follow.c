@@ -640,7 +640,7 @@ follow(struct follow *f)
  * Fork a child that holds a copy of the inotify descriptor until the
  * follower is gone.  Closing the last descriptor of an inotify instance
  * waits for the kernel to retire its watch (an SRCU grace period, 4 to
- * 15 ms measured on a 2-core Debian 12 guest), and a process's parent
+ * 15 ms measured on a 2-core virtual machine), and a process's parent
  * learns of its exit only after its descriptors are closed: without the
  * holder, every launch would end that much later than its task.  The
  * holder has nothing else open, dies of SIGKILL when the follower ends

@@ -5,13 +5,12 @@
 -- (the variables, 0600), in (the child's stdin, when it has one) and
 -- task.sh (raymond.launchers.script), and starts its follower,
 -- `raymond-launch-follow DIR ...` (or `raymond launch-follow DIR ...`), as
--- the step's child.  The follower
--- submits task.sh with the launcher's submit: command (or attaches to the
--- job when the folder shows one was submitted), copies the task's out and
--- err to its own stdout and stderr as they grow, and ends as the task
--- did; on a stop it runs cancel: and waits for the task to end.  A launch
--- resumed under its saved job name writes the files again, and its
--- follower attaches when the folder or the cluster shows the job.
+-- the step's child.  The follower submits task.sh with the launcher's
+-- submit: command (or attaches to the job when the folder or the cluster
+-- shows one was submitted), copies the task's out and err to its own
+-- stdout and stderr as they grow, and ends as the task did; on a stop it
+-- runs cancel: and waits for the task to end.  A launch resumed under its
+-- saved job name writes the files again unless its task ran.
 
 local raymond = require("raymond")
 local script = require("raymond.launchers.script")
