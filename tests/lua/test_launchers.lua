@@ -285,11 +285,17 @@ T.test("a spool launch: the folder is written, the job submitted and followed, i
   os.remove(top .. "/count")
 end)
 
-T.test("a resume with agent.launch for its state attaches: a finished job's output is replayed, not run again", function()
-  local agent = { id = "main", launch = { job = "ray-main-0badcafe", launcher = "tpl", state = "W.sh" } }
-  local run = spool_run({ agent })
-  local dir = top .. "/.raymond/spool/run1/ray-main-0badcafe"
+-- A run killed during the launch of job `job` by agent main at W.sh:
+-- the agent, the run and the launch's spool folder (made, empty).
+local function killed_launch(job)
+  local agent = { id = "main", launch = { job = job, launcher = "tpl", state = "W.sh" } }
+  local dir = top .. "/.raymond/spool/run1/" .. job
   raymond.mkdir_p(dir)
+  return agent, spool_run({ agent }), dir
+end
+
+T.test("a resume with agent.launch for its state attaches: a finished job's output is replayed, not run again", function()
+  local agent, run, dir = killed_launch("ray-main-0badcafe")
   -- What the task left while raymond was down.
   raymond.write_atomic(dir .. "/task.sh", "exit 99\n")
   raymond.write_atomic(dir .. "/job", "41\n")
@@ -311,10 +317,7 @@ T.test("a resume with agent.launch for its state attaches: a finished job's outp
 end)
 
 T.test("a resume whose task never started writes the folder again: a file a power cut tore is not submitted", function()
-  local agent = { id = "main", launch = { job = "ray-main-0badf00d", launcher = "tpl", state = "W.sh" } }
-  local run = spool_run({ agent })
-  local dir = top .. "/.raymond/spool/run1/ray-main-0badf00d"
-  raymond.mkdir_p(dir)
+  local agent, run, dir = killed_launch("ray-main-0badf00d")
   -- What a power cut may leave of files written without a sync.
   raymond.write_atomic(dir .. "/task.sh", "echo 99 >'" .. dir .. "/exit'\n")
   raymond.write_atomic(dir .. "/env", "")
