@@ -7,7 +7,7 @@
 #                            gives them, with --check 1 and the options;
 #                            run it as "$RAYMOND" launch-follow "${FARGS[@]}",
 #                            so that `&` makes $! its pid
-#   job_pgid NAME            the fake job's process group
+#   job_pgid NAME            the fake job's process group (job NAME)
 #   queued NAME              squeue lists job NAME
 #
 # Every fake job still running when the test file ends is killed.
@@ -36,7 +36,9 @@ follow_args() {
 		--status 4 squeue --noheader "--name=$name" --format=%i)
 }
 
-job_pgid() { cat "$SLURM_FAKE_DIR/jobs/$(cat "$1/job").pid"; }
+# By the fake's own record of the name, which is there before the job
+# starts, not by NAME/job, which the follower may not have written yet.
+job_pgid() { cat "$SLURM_FAKE_DIR/jobs/$(tail -n 1 "$SLURM_FAKE_DIR/names/$1").pid"; }
 queued() { [ -n "$(squeue --noheader "--name=$1" --format=%i)" ]; }
 
 # how CMD...: run CMD and write how it ended to ./how, "exit N" or
