@@ -162,7 +162,13 @@ spool_exists(const struct follow *f, const char *file)
 	return r;
 }
 
-/* Write DIR/file atomically, mode 0600; 0 or -1 with a line on stderr. */
+/*
+ * Write DIR/file atomically, mode 0600; 0 or -1 with a line on stderr.
+ * job and launch-error must outlive the follower, not the machine:
+ * should a power cut lose job, the status command still finds the job
+ * by its name.  No fsync, then, which costs more than the rest of a
+ * launch on a busy disk.
+ */
 static int
 spool_write(const struct follow *f, const char *file, const char *text)
 {
@@ -170,7 +176,7 @@ spool_write(const struct follow *f, const char *file, const char *text)
 	struct ray_err err;
 	int r;
 
-	r = ray_atomicfile_write_mode(p, text, strlen(text), 0600, &err);
+	r = ray_atomicfile_write_unsynced(p, text, strlen(text), 0600, &err);
 	if (r < 0)
 		fprintf(stderr, "raymond: %s\n", err.msg);
 	free(p);
@@ -788,13 +794,6 @@ ray_cmd_follow(int argc, char **argv)
 	if (rc != 0)
 		goto out;
 
-	/*
-	 * job and launch-error must outlive the follower, not the machine:
-	 * should a power cut lose job, the status command still finds the
-	 * job by its name.  No fsync, then, which costs more than the rest
-	 * of a launch on a busy disk.
-	 */
-	ray_atomicfile_set_sync(0);
 	unsetenv("RAYMOND_PROCESS_GROUP");
 	f.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (f.sigfd < 0) {
